@@ -1,0 +1,24 @@
+# tabbench: Snakemake entry point. Rules are thin: they call the `tabbench` CLI with paths and
+# parameters; all logic lives in src/tabbench (which knows nothing of Snakemake).
+from snakemake.utils import min_version, validate
+
+min_version("8.10")
+
+
+configfile: "config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/select.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets,

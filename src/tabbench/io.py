@@ -1,0 +1,66 @@
+"""Atomic file writes: a crash never leaves a half-written output behind.
+
+Every output of the pipeline is first written to a temporary file in the destination folder and
+then renamed over the target (``os.replace`` is atomic on POSIX within one file system), so a
+killed job leaves either the old file, the new file, or no file — never a truncated one that a
+rerun would trust.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``target``; rename it over ``target`` on success.
+
+    On an exception the temporary file is removed and ``target`` is left untouched.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+
+
+def write_parquet_atomic(df: pd.DataFrame, target: str | os.PathLike[str]) -> None:
+    """Write ``df`` to parquet atomically (index dropped)."""
+    with atomic_path(target) as tmp:
+        df.to_parquet(tmp, index=False)
+
+
+def write_json_atomic(obj: Any, target: str | os.PathLike[str]) -> None:
+    """Write ``obj`` as indented JSON atomically; non-finite floats become ``null``-safe strings
+    only if the caller put them there (``json`` writes NaN as the token NaN, which Python reads)."""
+    with atomic_path(target) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+
+
+def write_text_atomic(text: str, target: str | os.PathLike[str]) -> None:
+    """Write ``text`` atomically."""
+    with atomic_path(target) as tmp:
+        tmp.write_text(text)
+
+
+def _json_default(obj: Any) -> Any:
+    # numpy scalars and paths appear in metadata often enough to handle them here once.
+    if hasattr(obj, "item"):
+        return obj.item()
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

@@ -1,0 +1,70 @@
+"""Presets: one config key (``preset``) that sets the scale of a run.
+
+A preset only supplies *defaults*: every key that ``config.yaml`` leaves as ``null`` takes the
+preset's value, and any key given explicitly (in the file or with ``--config key=value``) wins.
+Nothing scale-related is hard-coded anywhere else.
+
+- ``paper``: the full study of DESIGN.md (Ye et al. suite, 5 splits, default + 30 configs,
+  paper epochs).
+- ``demo``: the bundled datasets, scaled to finish in about 15 minutes on 2 cores.
+- ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs — seconds; for tests.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+PAPER_EPOCHS = {"xgboost_default": 100, "xgboost_tuned": 1000, "mlp": 256, "realmlp": 256}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {
+        "suite": "ye2024",
+        "models": ["xgboost", "mlp", "realmlp"],
+        "n_splits": 5,
+        "n_configs": 30,
+        "max_rows": 100_000,
+        "epochs": dict(PAPER_EPOCHS),
+    },
+    "demo": {
+        "suite": "demo",
+        "models": ["xgboost", "mlp", "realmlp"],
+        "n_splits": 2,
+        "n_configs": 2,
+        "max_rows": 3_000,
+        "epochs": {"xgboost_default": 100, "xgboost_tuned": 200, "mlp": 24, "realmlp": 24},
+    },
+    "smoke": {
+        "suite": ["segment", "kc1"],
+        "models": ["xgboost", "mlp"],
+        "n_splits": 1,
+        "n_configs": 1,
+        "max_rows": 1_500,
+        "epochs": {"xgboost_default": 10, "xgboost_tuned": 10, "mlp": 3, "realmlp": 3},
+    },
+}
+
+#: keys a preset may fill in; ``null`` in config.yaml means "take the preset's value".
+PRESET_KEYS = ("suite", "models", "n_splits", "n_configs", "max_rows", "epochs")
+
+
+def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a copy of ``config`` with every ``null`` preset key filled from the preset.
+
+    ``epochs`` is merged key by key, so ``--config epochs='{mlp: 8}'`` changes only the MLP.
+    """
+    name = config.get("preset") or "paper"
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+    preset = PRESETS[name]
+    out = copy.deepcopy(dict(config))
+    out["preset"] = name
+    for key in PRESET_KEYS:
+        if key == "epochs":
+            merged = dict(preset["epochs"])
+            merged.update({k: v for k, v in (out.get("epochs") or {}).items() if v is not None})
+            out["epochs"] = merged
+        elif out.get(key) is None:
+            out[key] = copy.deepcopy(preset[key])
+    return out

@@ -1,0 +1,18 @@
+# Helpers shared by the rule files: the resolved configuration and the list of final targets.
+# Each rule file adds its own targets to TARGET_FUNCTIONS (an extension point), so `rule all`
+# grows with the pipeline without editing the Snakefile.
+from tabbench.presets import resolve_config
+
+CFG = resolve_config(config)
+DATA = CFG["data_dir"]
+RESULTS = CFG["results_dir"]
+
+# Functions (wildcards) -> list of paths; `all_targets` concatenates them.
+TARGET_FUNCTIONS = []
+
+
+def all_targets(wildcards):
+    out = []
+    for fn in TARGET_FUNCTIONS:
+        out.extend(fn(wildcards))
+    return out

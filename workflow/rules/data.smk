@@ -1,0 +1,1 @@
+# see issue: rules for data are added here

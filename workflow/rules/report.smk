@@ -1,0 +1,1 @@
+# see issue: rules for report are added here

@@ -1,0 +1,1 @@
+# see issue: rules for select are added here

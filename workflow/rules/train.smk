@@ -1,0 +1,1 @@
+# see issue: rules for train are added here
