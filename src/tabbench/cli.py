@@ -1,43 +1,36 @@
 """The `tabbench` command line: what the Snakemake rules call.
 
-Each subcommand is a thin adapter from arguments to one library function, imported lazily so
-that `tabbench --help` stays fast and a missing optional dependency only affects its command.
+Each area of the library registers its own subcommands in a ``commands`` module with a
+``register(subparsers)`` function; this file only assembles them. A subcommand is a thin adapter
+from arguments to one library function.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-#: name -> (help, function adding arguments, function running the command)
-COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
-
-
-def command(name: str, help: str):
-    """Register a subcommand: decorate a function ``(parser) -> runner``."""
-
-    def deco(add_args: Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]):
-        COMMANDS[name] = (help, add_args, None)  # type: ignore[assignment]
-        return add_args
-
-    return deco
+#: modules exposing ``register(subparsers)``; each adds parsers with ``set_defaults(func=...)``
+#: where ``func(args) -> int`` runs the command.
+COMMAND_MODULES: list[str] = []
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tabbench", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, (help_, add_args, _) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_, description=help_)
-        runner = add_args(p)
-        p.set_defaults(_run=runner)
+    parser = argparse.ArgumentParser(
+        prog="tabbench",
+        description="Benchmark pipeline for 'Rethinking Early Stopping: Refine, Then Calibrate'.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    return int(args._run(args) or 0)
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
