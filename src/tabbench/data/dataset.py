@@ -1,0 +1,52 @@
+"""On-disk contract of processed datasets and splits, and loading one split for training.
+
+- ``data/processed/<name>.parquet``: feature columns (numerical: float64; categorical: pandas
+  ``category``, missing = NaN) and the label column :data:`LABEL_COLUMN` (int64 codes 0..K-1).
+- ``data/processed/<name>.json``: what filtering did (rows per step, n_num, n_cat, n_classes,
+  class names, kept or why dropped).
+- ``data/splits/<name>.parquet``: columns ``split`` (int), ``row`` (int, position in the
+  processed parquet), ``role`` (``train`` / ``val`` / ``test``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from tabbench.models.base import SplitData
+
+LABEL_COLUMN = "__label__"
+ROLES = ("train", "val", "test")
+
+
+def load_split_data(
+    processed_path: str | os.PathLike[str], splits_path: str | os.PathLike[str], split: int
+) -> SplitData:
+    """Load split ``split`` of a processed dataset as a :class:`SplitData`."""
+    df = pd.read_parquet(processed_path)
+    splits = pd.read_parquet(splits_path)
+    if LABEL_COLUMN not in df.columns:
+        raise ValueError(f"{processed_path}: no label column {LABEL_COLUMN!r}")
+    mine = splits[splits["split"] == split]
+    if mine.empty:
+        raise ValueError(f"{splits_path}: no split {split} (have {sorted(splits['split'].unique())})")
+    y_all = df[LABEL_COLUMN].to_numpy(dtype=np.int64)
+    X_all = df.drop(columns=[LABEL_COLUMN])
+    parts = {}
+    for role in ROLES:
+        rows = np.sort(mine.loc[mine["role"] == role, "row"].to_numpy(dtype=np.int64))
+        if rows.size == 0:
+            raise ValueError(f"{splits_path}: split {split} has no {role} rows")
+        parts[role] = (X_all.iloc[rows].reset_index(drop=True), y_all[rows])
+    n_classes = int(y_all.max()) + 1
+    return SplitData(
+        X_train=parts["train"][0],
+        y_train=parts["train"][1],
+        X_val=parts["val"][0],
+        y_val=parts["val"][1],
+        X_test=parts["test"][0],
+        y_test=parts["test"][1],
+        n_classes=n_classes,
+    )
