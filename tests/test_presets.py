@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from tabbench.presets import PRESET_KEYS, PRESETS, resolve_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _config() -> dict:
+    return yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def _schema() -> dict:
+    return yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+
+
+def test_shipped_config_is_valid_and_defaults_to_the_paper() -> None:
+    cfg = _config()
+    jsonschema.validate(cfg, _schema())
+    resolved = resolve_config(cfg)
+    assert resolved["preset"] == "paper"
+    assert resolved["suite"] == "ye2024"
+    assert resolved["n_splits"] == 5 and resolved["n_configs"] == 30
+    assert resolved["max_rows"] == 100_000
+    assert resolved["epochs"] == {
+        "xgboost_default": 100,
+        "xgboost_tuned": 1000,
+        "mlp": 256,
+        "realmlp": 256,
+    }
+
+
+def test_every_preset_sets_every_scale_key_and_is_valid() -> None:
+    for name, preset in PRESETS.items():
+        assert set(preset) == set(PRESET_KEYS), name
+        resolved = resolve_config({**_config(), "preset": name})
+        jsonschema.validate(resolved, _schema())
+
+
+def test_explicit_values_win_over_the_preset() -> None:
+    cfg = {**_config(), "preset": "demo", "n_splits": 4, "epochs": {"mlp": 7}}
+    resolved = resolve_config(cfg)
+    assert resolved["n_splits"] == 4
+    assert resolved["epochs"]["mlp"] == 7
+    # other epoch keys still come from the preset
+    assert resolved["epochs"]["realmlp"] == PRESETS["demo"]["epochs"]["realmlp"]
+    assert resolved["suite"] == "demo"
+
+
+def test_unknown_preset_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown preset 'huge'"):
+        resolve_config({"preset": "huge"})
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"n_splits": 0}, {"models": ["lightgbm"]}, {"epochs": {"mlp": 0}}, {"typo_key": 1},
+     {"sources": []}, {"device": "tpu"}],
+)
+def test_schema_rejects_bad_values(bad: dict) -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**_config(), **bad}, _schema())
