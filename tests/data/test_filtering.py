@@ -17,9 +17,7 @@ PAPER = FilterParams()
 
 
 def raw_from(num: dict | None = None, cat: dict | None = None, y=None, name: str = "d"):
-    return make_raw(
-        pd.DataFrame(num) if num else None, pd.DataFrame(cat) if cat else None, y, name
-    )
+    return make_raw(pd.DataFrame(num) if num else None, pd.DataFrame(cat) if cat else None, y, name)
 
 
 def binary_labels(n: int, seed: int = 0) -> np.ndarray:
@@ -44,8 +42,11 @@ def test_kept_dataset_has_contract_dtypes_and_report():
     assert (r["n_num"], r["n_cat"], r["n_classes"], r["rows_final"]) == (2, 1, 2, n)
     assert sum(r["class_counts"]) == n
     assert [s["step"] for s in r["steps"]] == [
-        "drop_missing_label", "drop_missing_numerical", "subsample", "thresholds",
-    ]  # fmt: skip
+        "drop_missing_label",
+        "drop_missing_numerical",
+        "subsample",
+        "thresholds",
+    ]
 
 
 def test_drops_below_min_rows_only_after_nan_removal():
@@ -59,8 +60,10 @@ def test_drops_below_min_rows_only_after_nan_removal():
     assert "950 rows < min_rows 1000" in out.report["reason"]
     step1 = out.report["steps"][1]
     assert (step1["step"], step1["rows_before"], step1["rows_after"]) == (
-        "drop_missing_numerical", 1100, 950,
-    )  # fmt: skip
+        "drop_missing_numerical",
+        1100,
+        950,
+    )
     # the same data without the missing values is kept: the NaN removal made the difference
     x2 = x.copy()
     x2[:150] = 0.0
@@ -146,13 +149,15 @@ def test_numeric_labels_sorted_numerically():
 
 def test_rows_with_missing_label_dropped_first():
     n = 1300
-    labels = np.array(["a", "b"] * (n // 2) , dtype=object)
+    labels = np.array(["a", "b"] * (n // 2), dtype=object)
     labels[:200] = None
     labels[200:300] = "?"
     out = filter_dataset(raw_from({"x": np.zeros(n)}, None, labels), PAPER, "d")
     assert out.report["steps"][0] == {
-        "step": "drop_missing_label", "rows_before": 1300, "rows_after": 1000,
-    }  # fmt: skip
+        "step": "drop_missing_label",
+        "rows_before": 1300,
+        "rows_after": 1000,
+    }
     assert out.kept
 
 

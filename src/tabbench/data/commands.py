@@ -40,7 +40,11 @@ def _optional_int(text: str) -> int | None:
 
 
 def _cmd_suite(args: argparse.Namespace) -> int:
-    suite = args.suite[0] if len(args.suite) == 1 and args.suite[0] in ("ye2024", "demo") else args.suite
+    suite = (
+        args.suite[0]
+        if len(args.suite) == 1 and args.suite[0] in ("ye2024", "demo")
+        else args.suite
+    )
     for name in suite_names(suite, args.demo_dir):
         print(name)
     return 0
@@ -72,8 +76,9 @@ def _cmd_filter(args: argparse.Namespace) -> int:
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
-    collect_step(args.processed_json, args.raw_json, args.out_kept, args.out_summary,
-                 args.out_unavailable)  # fmt: skip
+    collect_step(
+        args.processed_json, args.raw_json, args.out_kept, args.out_summary, args.out_unavailable
+    )
     return 0
 
 
@@ -97,8 +102,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sources", nargs="+", choices=SOURCE_NAMES, default=list(SOURCE_NAMES))
     p.add_argument("--talent-dir", type=_optional_path, default=None)
     p.add_argument("--openml-cache-dir", type=_optional_path, default=None)
-    p.add_argument("--openml-timeout", type=float, default=10.0,
-                   help="seconds OpenML may stay silent before the dataset is given up on")
+    p.add_argument(
+        "--openml-timeout",
+        type=float,
+        default=10.0,
+        help="seconds OpenML may stay silent before the dataset is given up on",
+    )
     p.add_argument("--openml-retries", type=int, default=3)
     p.add_argument("--openml-download-timeout", type=float, default=600.0)
     p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml's)")
@@ -113,8 +122,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-rows", type=_optional_int, default=100_000)
     p.add_argument("--min-rows", type=int, default=1_000)
     p.add_argument("--max-classes", type=int, default=100)
-    p.add_argument("--all-nan-columns", choices=("drop_column", "drop_rows"),
-                   default="drop_column")
+    p.add_argument("--all-nan-columns", choices=("drop_column", "drop_rows"), default="drop_column")
     p.add_argument("--out-parquet", type=Path, required=True)
     p.add_argument("--out-json", type=Path, required=True)
     p.set_defaults(func=_cmd_filter)

@@ -20,9 +20,20 @@ from pathlib import Path
 import pandas as pd
 
 DEMO_COLUMNS = (
-    "name", "rows", "n_num", "n_cat", "classes", "target", "origin_package", "origin_version",
-    "origin_file", "openml_id", "licence", "in_ye2024", "sha256",
-)  # fmt: skip
+    "name",
+    "rows",
+    "n_num",
+    "n_cat",
+    "classes",
+    "target",
+    "origin_package",
+    "origin_version",
+    "origin_file",
+    "openml_id",
+    "licence",
+    "in_ye2024",
+    "sha256",
+)
 
 
 @dataclass(frozen=True)
@@ -46,7 +57,7 @@ def demo_manifest(demo_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """``<demo_dir>/MANIFEST.csv`` indexed by name; a clear error if absent or malformed."""
     path = Path(demo_dir) / "MANIFEST.csv"
     if not path.is_file():
-        raise FileNotFoundError(f"bundled datasets: no manifest at {path}")
+        raise FileNotFoundError(f"no manifest at {path} (the bundled datasets)")
     df = pd.read_csv(path, dtype={"sha256": str, "target": str, "name": str})
     lacking = [c for c in ("name", "target", "sha256") if c not in df.columns]
     if lacking:

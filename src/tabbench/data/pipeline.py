@@ -1,6 +1,7 @@
 """File-to-file steps of the data part of the pipeline (what the ``tabbench data`` commands run).
 
-``fetch`` → ``data/raw/<name>.{parquet,json}``; ``filter`` → ``data/processed/<name>.{parquet,json}``;
+``fetch`` → ``data/raw/<name>.{parquet,json}``;
+``filter`` → ``data/processed/<name>.{parquet,json}``;
 ``collect`` (the one Snakemake checkpoint) → ``data/kept.txt``, ``data/datasets.csv``,
 ``data/unavailable.csv``; ``split`` → ``data/splits/<name>.parquet``.
 
@@ -35,9 +36,16 @@ PathLike = str | os.PathLike[str]
 
 UNAVAILABLE_COLUMNS = ["dataset", "sources_tried", "reasons"]
 SUMMARY_COLUMNS = [
-    "dataset", "status", "source", "reason", "rows_raw", "rows_final", "n_num", "n_cat",
+    "dataset",
+    "status",
+    "source",
+    "reason",
+    "rows_raw",
+    "rows_final",
+    "n_num",
+    "n_cat",
     "n_classes",
-]  # fmt: skip
+]
 
 
 def _placeholder() -> pd.DataFrame:
@@ -99,7 +107,8 @@ def filter_step(
             "dataset": name,
             "kept": False,
             "status": "unavailable",
-            "reason": "unavailable — " + (
+            "reason": "unavailable — "
+            + (
                 "; ".join(f"{a['source']}: {a['reason']}" for a in meta.get("attempts", []))
                 or "no source tried"
             ),
@@ -179,6 +188,11 @@ def split_step(
 ) -> pd.DataFrame:
     """Draw and write the splits of one processed dataset."""
     y = pd.read_parquet(processed_parquet, columns=[LABEL_COLUMN])[LABEL_COLUMN].to_numpy()
+    if len(y) == 0:
+        raise DataError(
+            f"{processed_parquet} has no rows: the dataset was not kept by filtering "
+            "(its .json says why)"
+        )
     splits = make_splits(np.asarray(y), n_splits, seed=seed, stratify=stratify)
     write_parquet_atomic(splits, out)
     return splits

@@ -53,7 +53,9 @@ def _check_names(names: list[str], dataset: str) -> None:
     if dups:
         raise DataError(f"{dataset}: duplicated column names {dups[:5]}; names must be unique")
     if LABEL_COLUMN in names:
-        raise DataError(f"{dataset}: a feature is named {LABEL_COLUMN!r}, the reserved label column")
+        raise DataError(
+            f"{dataset}: a feature is named {LABEL_COLUMN!r}, the reserved label column"
+        )
 
 
 def to_numeric_column(values: Any, name: str, dataset: str) -> pd.Series:
@@ -68,7 +70,9 @@ def to_numeric_column(values: Any, name: str, dataset: str) -> pd.Series:
     if pd.api.types.is_numeric_dtype(s.dtype):
         return s.astype("float64").rename(name)
     obj = s.astype(object)
-    missing = obj.isna() | obj.map(lambda v: isinstance(v, str) and v.strip() in NUMERIC_MISSING_TOKENS)
+    missing = obj.isna() | obj.map(
+        lambda v: isinstance(v, str) and v.strip() in NUMERIC_MISSING_TOKENS
+    )
     out = pd.to_numeric(obj.where(~missing, np.nan), errors="coerce").astype("float64")
     bad = out.isna() & ~missing
     if bad.any():
@@ -114,7 +118,9 @@ def _clean_labels(values: Any) -> pd.Series:
             s = s.astype("float64")
         elif kinds:
             # mixed numbers/strings cannot go into one parquet column; compare them as text
-            s = s.map(lambda v: v if v is None or (isinstance(v, float) and np.isnan(v)) else _as_str(v))
+            s = s.map(
+                lambda v: v if v is None or (isinstance(v, float) and np.isnan(v)) else _as_str(v)
+            )
     return s.rename(LABEL_COLUMN)
 
 

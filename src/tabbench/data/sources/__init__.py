@@ -66,12 +66,20 @@ def fetch(name: str, sources: Sequence[str], options: SourceOptions) -> FetchRes
         else:
             result.raw = raw
             result.attempts.append(
-                {"source": source, "ok": True, "reason": None,
-                 "seconds": round(time.monotonic() - start, 3)}
-            )  # fmt: skip
+                {
+                    "source": source,
+                    "ok": True,
+                    "reason": None,
+                    "seconds": round(time.monotonic() - start, 3),
+                }
+            )
             return result
         result.attempts.append(
-            {"source": source, "ok": False, "reason": reason,
-             "seconds": round(time.monotonic() - start, 3)}
-        )  # fmt: skip
+            {
+                "source": source,
+                "ok": False,
+                "reason": reason,
+                "seconds": round(time.monotonic() - start, 3),
+            }
+        )
     return result

@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from tabbench.data.errors import DataError, SourceUnavailable
 from tabbench.data.manifest import demo_manifest
@@ -50,14 +51,16 @@ def load(name: str, options: SourceOptions) -> RawData:
             f"{expected[:12]}…); rebuild it with the script in data/demo or restore it from git"
         )
     try:
+        names = [str(c) for c in pq.read_schema(path).names]
+        if len(set(names)) != len(names):
+            dups = sorted({c for c in names if names.count(c) > 1})
+            raise DataError(f"{name}: {path} has duplicated column names {dups[:5]}")
         df = pd.read_parquet(path)
+    except DataError:
+        raise
     except Exception as e:
         raise DataError(f"{name}: cannot read {path}: {type(e).__name__}: {e}") from e
     target = str(row["target"])
-    names = [str(c) for c in df.columns]
-    if len(set(names)) != len(names):
-        dups = sorted({c for c in names if names.count(c) > 1})
-        raise DataError(f"{name}: {path} has duplicated column names {dups[:5]}")
     if target not in df.columns:
         raise DataError(f"{name}: {path} has no target column {target!r} (MANIFEST target)")
     X = df.drop(columns=[target])
@@ -67,8 +70,11 @@ def load(name: str, options: SourceOptions) -> RawData:
         "file": str(path),
         "sha256": actual,
         "target": target,
-        **{k: _plain(row[k]) for k in ("origin_package", "origin_version", "openml_id", "licence")
-           if k in row.index},
+        **{
+            k: _plain(row[k])
+            for k in ("origin_package", "origin_version", "openml_id", "licence")
+            if k in row.index
+        },
     }
     return make_raw(X[num], X[cat], df[target], name, origin)
 

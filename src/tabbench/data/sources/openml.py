@@ -197,9 +197,7 @@ def load_id(name: str, ref: OpenMLRef, options: SourceOptions) -> RawData:
         num_cols, cat_cols = [], []
         for c in X.columns:
             dt = X[c].dtype
-            numeric = (
-                hasattr(dt, "kind") and dt.kind in "iuf" and not cat_flags.get(c, False)
-            )
+            numeric = hasattr(dt, "kind") and dt.kind in "iuf" and not cat_flags.get(c, False)
             (num_cols if numeric else cat_cols).append(c)
         origin = {
             "source": "openml",
