@@ -220,3 +220,21 @@ def test_processed_label_column_contract(fx, tmp_path):
     filt(tmp_path, "d")
     df = pd.read_parquet(tmp_path / "processed/d.parquet")
     assert df[LABEL_COLUMN].dtype == np.int64 and set(df[LABEL_COLUMN]) == {0, 1, 2}
+
+
+def test_suite_command_lists_names(fx, tmp_path, capsys):
+    fx.make_demo_dir(tmp_path, {"one": fx.synthetic_frame(10), "two": fx.synthetic_frame(10)})
+    assert run("data", "suite", "demo", "--demo-dir", str(tmp_path)) == 0
+    assert capsys.readouterr().out.split() == ["one", "two"]
+    assert run("data", "suite", "ye2024") == 0
+    assert len(capsys.readouterr().out.split()) == 200
+    assert run("data", "suite", "a", "b") == 0
+    assert capsys.readouterr().out.split() == ["a", "b"]
+
+
+def test_fetch_message_lists_failed_sources_before_the_winner(fx, tmp_path, capsys):
+    fx.make_demo_dir(tmp_path / "demo", {"toy": fx.synthetic_frame(300)})
+    assert fetch(tmp_path, "toy", "--sources", "talent", "bundled", "--demo-dir",
+                 str(tmp_path / "demo")) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "toy: from bundled (300 rows) after talent: no talent_dir configured" in err

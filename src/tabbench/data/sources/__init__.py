@@ -38,10 +38,11 @@ class FetchResult:
 
     def message(self) -> str:
         """One line naming the dataset and, if unavailable, every source tried with its reason."""
+        failed = "; ".join(f"{a['source']}: {a['reason']}" for a in self.attempts if not a["ok"])
         if self.raw is not None:
-            return f"{self.dataset}: from {self.source} ({self.raw.n_rows} rows)"
-        tried = "; ".join(f"{a['source']}: {a['reason']}" for a in self.attempts) or "none"
-        return f"{self.dataset}: unavailable from every source tried — {tried}"
+            after = f" after {failed}" if failed else ""
+            return f"{self.dataset}: from {self.source} ({self.raw.n_rows} rows){after}"
+        return f"{self.dataset}: unavailable from every source tried — {failed or 'none'}"
 
 
 def load_from(source: str, name: str, options: SourceOptions) -> RawData:
