@@ -139,3 +139,12 @@ def test_openml_config_restored(fx, tmp_path):
         openml.config.connection_n_retries,
     )
     assert before == after
+
+
+def test_cached_description_without_data_fails_fast_offline(fx, tmp_path):
+    d = fx.make_openml_cache(tmp_path, 1462, fx.synthetic_frame(50), target="class")
+    (d / "dataset_1462.pq").unlink()
+    start = time.monotonic()
+    with pytest.raises(SourceUnavailable, match="unreachable within 10 s"):
+        oml_source.load_id("d", OpenMLRef(1462, "class"), options(fx, tmp_path))
+    assert time.monotonic() - start < 15

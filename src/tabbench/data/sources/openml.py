@@ -12,14 +12,22 @@ retries are turned off and each request phase runs in a worker thread with a dea
 1. the dataset description (a small XML): at most ``openml_retries`` attempts, all within
    ``openml_timeout`` seconds in total — quick failures (DNS, connection refused) are retried
    after a short pause, a silent server is given up on when the deadline passes;
-2. the data file: bounded by ``openml_download_timeout`` (large files legitimately take time).
+2. the data file: bounded by ``openml_download_timeout`` (large files legitimately take time);
+   when the description came from the cache but the data file did not, the server is first
+   probed (TCP connect within ``openml_timeout``) so that an absent network still fails fast.
 
 A worker stuck on a silent socket is a daemon thread; the CLI process exits without waiting.
+
+openml-python's cache writes are not atomic, and two manifest rows can share an OpenML id
+(credit-g/statlog, cmc/contraceptive_method_choice), so parallel fetch jobs take a per-id file
+lock in the cache folder before touching that id's files.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -77,6 +85,21 @@ def _openml_config(cache_dir: Path | None, server: str | None) -> Iterator[Any]:
         (cfg._root_cache_directory, cfg.server, cfg.connection_n_retries, cfg.retry_policy) = saved
 
 
+@contextlib.contextmanager
+def _id_lock(cache_dir: Path | None, dataset_id: int) -> Iterator[None]:
+    """Exclusive lock on one dataset id across processes sharing the cache folder."""
+    if cache_dir is None:
+        yield
+        return
+    path = Path(cache_dir) / f".tabbench-lock-{dataset_id}"
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def dataset_cache_dir(openml_module: Any, dataset_id: int) -> Path:
     """openml-python's cache folder of one dataset for the configured server."""
     return Path(openml_module.config.get_cache_directory()) / "datasets" / str(dataset_id)
@@ -96,6 +119,26 @@ def _is_network_error(e: BaseException) -> bool:
     return isinstance(
         e, (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError)
     )
+
+
+def _probe(server: str, timeout: float) -> None:
+    """Fail fast unless a TCP connection to the OpenML server opens within ``timeout``."""
+    from urllib.parse import urlparse
+
+    url = urlparse(server)
+    port = url.port or (443 if url.scheme == "https" else 80)
+
+    def connect() -> None:
+        socket.create_connection((url.hostname, port), timeout=timeout).close()
+
+    try:
+        _call_with_deadline(connect, timeout)  # the thread also bounds a hanging DNS lookup
+    except (_Deadline, OSError) as e:
+        why = "no answer" if isinstance(e, _Deadline) else f"{type(e).__name__}: {e}"
+        raise SourceUnavailable(
+            f"OpenML server {server} unreachable within {timeout:g} s ({why}; network absent?) "
+            "and the data file is not in openml_cache_dir"
+        ) from None
 
 
 def _get_description(openml: Any, ref: OpenMLRef, options: SourceOptions) -> Any:
@@ -151,9 +194,17 @@ def load(name: str, options: SourceOptions) -> RawData:
 
 def load_id(name: str, ref: OpenMLRef, options: SourceOptions) -> RawData:
     """Load OpenML dataset ``ref`` as ``name``."""
-    with _openml_config(options.openml_cache_dir, options.openml_server) as openml:
+    with (
+        _openml_config(options.openml_cache_dir, options.openml_server) as openml,
+        _id_lock(options.openml_cache_dir, ref.dataset_id),
+    ):
         cached = is_cached(openml, ref.dataset_id)
+        description_cached = (
+            dataset_cache_dir(openml, ref.dataset_id) / "description.xml"
+        ).is_file()
         ds = _get_description(openml, ref, options)
+        if description_cached and not cached:
+            _probe(openml.config.server, options.openml_timeout)
 
         def get_data() -> Any:
             return ds.get_data(target=None, dataset_format="dataframe")
