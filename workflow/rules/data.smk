@@ -1,1 +1,101 @@
-# see issue: rules for data are added here
+# Data rules (DESIGN.md §3): fetch -> filter -> one checkpoint (the kept list) -> split.
+#
+# A data problem (no source has a dataset, unusable data, a dataset dropped by the filter) is a
+# status written to the dataset's json, never a failed job, so the rest of the suite continues.
+# `collect_datasets` is the only checkpoint: which datasets survive filtering is known only after
+# the data has been read. Helpers for downstream rules (kept_datasets(), processed_path(ds),
+# splits_path(ds)) are in data_helpers.smk.
+
+
+include: "data_helpers.smk"
+
+
+rule fetch_dataset:
+    output:
+        parquet=f"{DATA}/raw/{{dataset}}.parquet",
+        json=f"{DATA}/raw/{{dataset}}.json",
+    wildcard_constraints:
+        dataset=DATASET_PATTERN,
+    params:
+        sources=CFG["sources"],
+        talent=TALENT_OPTION,
+        openml_cache_dir=CFG["openml_cache_dir"],
+        openml_timeout=CFG["openml_timeout"],
+        demo_dir=DEMO_DIR,
+    log:
+        f"{DATA}/logs/fetch/{{dataset}}.log",
+    conda:
+        "../../environment.yml"
+    shell:
+        "tabbench data fetch --dataset {wildcards.dataset:q} --sources {params.sources}"
+        " {params.talent} --openml-cache-dir {params.openml_cache_dir:q}"
+        " --openml-timeout {params.openml_timeout} --demo-dir {params.demo_dir:q}"
+        " --out-parquet {output.parquet:q} --out-json {output.json:q} > {log:q} 2>&1"
+
+
+rule filter_dataset:
+    input:
+        parquet=f"{DATA}/raw/{{dataset}}.parquet",
+        json=f"{DATA}/raw/{{dataset}}.json",
+    output:
+        parquet=f"{DATA}/processed/{{dataset}}.parquet",
+        json=f"{DATA}/processed/{{dataset}}.json",
+    wildcard_constraints:
+        dataset=DATASET_PATTERN,
+    params:
+        max_rows=CFG["max_rows"] if CFG["max_rows"] is not None else "None",
+        min_rows=CFG["min_rows"],
+        max_classes=CFG["max_classes"],
+    log:
+        f"{DATA}/logs/filter/{{dataset}}.log",
+    conda:
+        "../../environment.yml"
+    shell:
+        "tabbench data filter --raw-parquet {input.parquet:q} --raw-json {input.json:q}"
+        " --max-rows {params.max_rows} --min-rows {params.min_rows}"
+        " --max-classes {params.max_classes}"
+        " --out-parquet {output.parquet:q} --out-json {output.json:q} > {log:q} 2>&1"
+
+
+checkpoint collect_datasets:
+    input:
+        processed=[processed_json(ds) for ds in DATASETS],
+        raw=[raw_json(ds) for ds in DATASETS],
+    output:
+        kept=f"{DATA}/kept.txt",
+        summary=f"{DATA}/datasets.csv",
+        unavailable=f"{DATA}/unavailable.csv",
+    log:
+        f"{DATA}/logs/collect_datasets.log",
+    conda:
+        "../../environment.yml"
+    shell:
+        "tabbench data collect --processed-json {input.processed:q} --raw-json {input.raw:q}"
+        " --out-kept {output.kept:q} --out-summary {output.summary:q}"
+        " --out-unavailable {output.unavailable:q} > {log:q} 2>&1"
+
+
+rule split_dataset:
+    input:
+        f"{DATA}/processed/{{dataset}}.parquet",
+    output:
+        f"{DATA}/splits/{{dataset}}.parquet",
+    wildcard_constraints:
+        dataset=DATASET_PATTERN,
+    params:
+        n_splits=CFG["n_splits"],
+        seed=CFG["seed"],
+        stratify=CFG["stratify"],
+    log:
+        f"{DATA}/logs/split/{{dataset}}.log",
+    conda:
+        "../../environment.yml"
+    shell:
+        "tabbench data split --processed {input:q} --out {output:q}"
+        " --n-splits {params.n_splits} --seed {params.seed} --stratify {params.stratify}"
+        " > {log:q} 2>&1"
+
+
+rule data:
+    input:
+        data_targets,

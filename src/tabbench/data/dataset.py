@@ -31,7 +31,8 @@ def load_split_data(
         raise ValueError(f"{processed_path}: no label column {LABEL_COLUMN!r}")
     mine = splits[splits["split"] == split]
     if mine.empty:
-        raise ValueError(f"{splits_path}: no split {split} (have {sorted(splits['split'].unique())})")
+        have = sorted(splits["split"].unique())
+        raise ValueError(f"{splits_path}: no split {split} (have {have})")
     y_all = df[LABEL_COLUMN].to_numpy(dtype=np.int64)
     X_all = df.drop(columns=[LABEL_COLUMN])
     parts = {}

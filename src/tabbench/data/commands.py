@@ -1,0 +1,144 @@
+"""``tabbench data …`` subcommands: thin adapters from arguments to :mod:`tabbench.data.pipeline`.
+
+- ``tabbench data suite SUITE`` prints the dataset names of a suite (ye2024, demo, or names);
+- ``tabbench data fetch`` → raw parquet + json (status, sources tried);
+- ``tabbench data filter`` → processed parquet + json (kept or why not);
+- ``tabbench data collect`` → kept list, summary, unavailable.csv;
+- ``tabbench data split`` → splits parquet.
+
+Data problems exit 0 (they are recorded in the json); only bad arguments or I/O failures fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tabbench.data.filtering import FilterParams
+from tabbench.data.manifest import suite_names
+from tabbench.data.pipeline import collect_step, fetch_step, filter_step, split_step
+from tabbench.data.sources import SOURCE_NAMES, SourceOptions
+
+DEFAULT_DEMO_DIR = "data/demo"
+
+
+def _bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
+
+
+def _optional_path(text: str) -> Path | None:
+    return None if text in ("", "None", "null") else Path(text)
+
+
+def _optional_int(text: str) -> int | None:
+    return None if text in ("", "None", "null") else int(text)
+
+
+def _cmd_suite(args: argparse.Namespace) -> int:
+    suite = (
+        args.suite[0]
+        if len(args.suite) == 1 and args.suite[0] in ("ye2024", "demo")
+        else args.suite
+    )
+    for name in suite_names(suite, args.demo_dir):
+        print(name)
+    return 0
+
+
+def _cmd_fetch(args: argparse.Namespace) -> int:
+    options = SourceOptions(
+        talent_dir=args.talent_dir,
+        openml_cache_dir=args.openml_cache_dir,
+        openml_timeout=args.openml_timeout,
+        openml_retries=args.openml_retries,
+        openml_download_timeout=args.openml_download_timeout,
+        openml_server=args.openml_server,
+        demo_dir=args.demo_dir,
+    )
+    fetch_step(args.dataset, args.sources, options, args.out_parquet, args.out_json)
+    return 0
+
+
+def _cmd_filter(args: argparse.Namespace) -> int:
+    params = FilterParams(
+        max_rows=args.max_rows,
+        min_rows=args.min_rows,
+        max_classes=args.max_classes,
+        all_nan_columns=args.all_nan_columns,
+    )
+    filter_step(args.raw_parquet, args.raw_json, params, args.out_parquet, args.out_json)
+    return 0
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    collect_step(
+        args.processed_json, args.raw_json, args.out_kept, args.out_summary, args.out_unavailable
+    )
+    return 0
+
+
+def _cmd_split(args: argparse.Namespace) -> int:
+    split_step(args.processed, args.out, args.n_splits, seed=args.seed, stratify=args.stratify)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``tabbench data`` with its subcommands."""
+    data = subparsers.add_parser("data", help="fetch, filter and split datasets")
+    sub = data.add_subparsers(dest="data_command", required=True, metavar="STEP")
+
+    p = sub.add_parser("suite", help="print the dataset names of a suite")
+    p.add_argument("suite", nargs="+", help="ye2024, demo, or dataset names")
+    p.add_argument("--demo-dir", type=Path, default=Path(DEFAULT_DEMO_DIR))
+    p.set_defaults(func=_cmd_suite)
+
+    p = sub.add_parser("fetch", help="get one dataset from the first source that has it")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--sources", nargs="+", choices=SOURCE_NAMES, default=list(SOURCE_NAMES))
+    p.add_argument("--talent-dir", type=_optional_path, default=None)
+    p.add_argument("--openml-cache-dir", type=_optional_path, default=None)
+    p.add_argument(
+        "--openml-timeout",
+        type=float,
+        default=10.0,
+        help="seconds OpenML may stay silent before the dataset is given up on",
+    )
+    p.add_argument("--openml-retries", type=int, default=3)
+    p.add_argument("--openml-download-timeout", type=float, default=600.0)
+    p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml's)")
+    p.add_argument("--demo-dir", type=_optional_path, default=Path(DEFAULT_DEMO_DIR))
+    p.add_argument("--out-parquet", type=Path, required=True)
+    p.add_argument("--out-json", type=Path, required=True)
+    p.set_defaults(func=_cmd_fetch)
+
+    p = sub.add_parser("filter", help="filter one raw dataset (DESIGN.md §3)")
+    p.add_argument("--raw-parquet", type=Path, required=True)
+    p.add_argument("--raw-json", type=Path, required=True)
+    p.add_argument("--max-rows", type=_optional_int, default=100_000)
+    p.add_argument("--min-rows", type=int, default=1_000)
+    p.add_argument("--max-classes", type=int, default=100)
+    p.add_argument("--all-nan-columns", choices=("drop_column", "drop_rows"), default="drop_column")
+    p.add_argument("--out-parquet", type=Path, required=True)
+    p.add_argument("--out-json", type=Path, required=True)
+    p.set_defaults(func=_cmd_filter)
+
+    p = sub.add_parser("collect", help="gather filter reports into the kept list")
+    p.add_argument("--processed-json", type=Path, nargs="*", default=[])
+    p.add_argument("--raw-json", type=Path, nargs="*", default=[])
+    p.add_argument("--out-kept", type=Path, required=True)
+    p.add_argument("--out-summary", type=Path, required=True)
+    p.add_argument("--out-unavailable", type=Path, required=True)
+    p.set_defaults(func=_cmd_collect)
+
+    p = sub.add_parser("split", help="draw the train/val/test splits of one dataset")
+    p.add_argument("--processed", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--n-splits", type=int, required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--stratify", type=_bool, default=False)
+    p.set_defaults(func=_cmd_split)

@@ -1,0 +1,109 @@
+"""Dataset lists: the Ye et al. (2024) manifest, the bundled demo MANIFEST, and suites.
+
+- ``ye2024_classification.csv`` (shipped in the package): 200 rows with name, OpenML id and
+  target (26 rows have no OpenML id; 6 have an id but no target, for which OpenML's default
+  target attribute is used).
+- ``data/demo/MANIFEST.csv``: the bundled parquet files (columns in :data:`DEMO_COLUMNS`).
+
+A *suite* (config ``suite``) is ``"ye2024"``, ``"demo"`` or an explicit list of names.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+DEMO_COLUMNS = (
+    "name",
+    "rows",
+    "n_num",
+    "n_cat",
+    "classes",
+    "target",
+    "origin_package",
+    "origin_version",
+    "origin_file",
+    "openml_id",
+    "licence",
+    "in_ye2024",
+    "sha256",
+)
+
+
+@dataclass(frozen=True)
+class OpenMLRef:
+    """Where OpenML has a dataset: its id and target column (None = OpenML's default target)."""
+
+    dataset_id: int
+    target: str | None
+
+
+@lru_cache(maxsize=1)
+def ye2024_manifest() -> pd.DataFrame:
+    """The 200-row Ye et al. classification manifest, indexed by name."""
+    path = resources.files("tabbench.data").joinpath("ye2024_classification.csv")
+    with path.open("r", encoding="utf-8") as fh:
+        df = pd.read_csv(fh)
+    return df.set_index("name", drop=False)
+
+
+def demo_manifest(demo_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """``<demo_dir>/MANIFEST.csv`` indexed by name; a clear error if absent or malformed."""
+    path = Path(demo_dir) / "MANIFEST.csv"
+    if not path.is_file():
+        raise FileNotFoundError(f"no manifest at {path} (the bundled datasets)")
+    df = pd.read_csv(path, dtype={"sha256": str, "target": str, "name": str})
+    lacking = [c for c in ("name", "target", "sha256") if c not in df.columns]
+    if lacking:
+        raise ValueError(f"{path}: missing columns {lacking}")
+    return df.set_index("name", drop=False)
+
+
+def suite_names(suite: str | list[str], demo_dir: str | os.PathLike[str]) -> list[str]:
+    """Dataset names of a suite, in manifest order, without duplicates."""
+    if isinstance(suite, str):
+        if suite == "ye2024":
+            names = list(ye2024_manifest()["name"])
+        elif suite == "demo":
+            names = list(demo_manifest(demo_dir)["name"])
+        else:
+            raise ValueError(f"unknown suite {suite!r}: use 'ye2024', 'demo' or a list of names")
+    else:
+        names = [str(n) for n in suite]
+    return list(dict.fromkeys(names))
+
+
+def _id(value: object) -> int | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
+        return None
+    return int(float(value))  # type: ignore[arg-type]
+
+
+def _str(value: object) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def openml_ref(name: str, demo_dir: str | os.PathLike[str] | None = None) -> OpenMLRef | None:
+    """The OpenML id and target of ``name``: from the Ye et al. manifest, else (id only) from the
+    demo MANIFEST's ``openml_id`` column; None when neither knows an id."""
+    m = ye2024_manifest()
+    if name in m.index:
+        row = m.loc[name]
+        did = _id(row["openml_id"])
+        return None if did is None else OpenMLRef(did, _str(row["target"]))
+    if demo_dir is not None and (Path(demo_dir) / "MANIFEST.csv").is_file():
+        d = demo_manifest(demo_dir)
+        if name in d.index and "openml_id" in d.columns:
+            did = _id(d.loc[name, "openml_id"])
+            # the bundled target name need not be OpenML's: use OpenML's default target
+            return None if did is None else OpenMLRef(did, None)
+    return None

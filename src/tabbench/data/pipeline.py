@@ -1,0 +1,198 @@
+"""File-to-file steps of the data part of the pipeline (what the ``tabbench data`` commands run).
+
+``fetch`` → ``data/raw/<name>.{parquet,json}``;
+``filter`` → ``data/processed/<name>.{parquet,json}``;
+``collect`` (the one Snakemake checkpoint) → ``data/kept.txt``, ``data/datasets.csv``,
+``data/unavailable.csv``; ``split`` → ``data/splits/<name>.parquet``.
+
+A data problem (no source has the dataset, unusable data, a dropped dataset) is a *status*
+written to the json, not a failed job, so one bad dataset never stops the suite. Because every
+step always writes its declared outputs, an unavailable or dropped dataset gets a zero-row
+placeholder parquet (only the label column); its json says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tabbench.data.dataset import LABEL_COLUMN
+from tabbench.data.errors import DataError
+from tabbench.data.filtering import FilterParams, filter_dataset
+from tabbench.data.raw import read_raw, write_raw
+from tabbench.data.sources import FetchResult, SourceOptions, fetch
+from tabbench.data.splits import make_splits
+from tabbench.io import write_json_atomic, write_parquet_atomic, write_text_atomic
+
+PathLike = str | os.PathLike[str]
+
+UNAVAILABLE_COLUMNS = ["dataset", "sources_tried", "reasons"]
+SUMMARY_COLUMNS = [
+    "dataset",
+    "status",
+    "source",
+    "reason",
+    "rows_raw",
+    "rows_final",
+    "n_num",
+    "n_cat",
+    "n_classes",
+]
+
+
+def _placeholder() -> pd.DataFrame:
+    return pd.DataFrame({LABEL_COLUMN: pd.Series([], dtype="int64")})
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def fetch_step(
+    name: str,
+    sources: Sequence[str],
+    options: SourceOptions,
+    out_parquet: PathLike,
+    out_json: PathLike,
+) -> FetchResult:
+    """Fetch ``name`` from the first source that has it; write raw parquet + json."""
+    start = time.monotonic()
+    result = fetch(name, sources, options)
+    meta: dict[str, Any] = {
+        "dataset": name,
+        "status": "ok" if result.raw is not None else "unavailable",
+        "source": result.source,
+        "sources_tried": list(sources),
+        "attempts": result.attempts,
+        "message": result.message(),
+        "seconds": round(time.monotonic() - start, 3),
+    }
+    if result.raw is not None:
+        raw = result.raw
+        meta.update(
+            rows=raw.n_rows,
+            num_columns=raw.num_columns,
+            cat_columns=raw.cat_columns,
+            origin=raw.origin,
+        )
+        write_raw(raw, out_parquet)
+    else:
+        write_parquet_atomic(_placeholder(), out_parquet)
+    write_json_atomic(meta, out_json)
+    _say(result.message())
+    return result
+
+
+def filter_step(
+    raw_parquet: PathLike,
+    raw_json: PathLike,
+    params: FilterParams,
+    out_parquet: PathLike,
+    out_json: PathLike,
+) -> dict[str, Any]:
+    """Filter one raw dataset; write processed parquet + json (the report)."""
+    meta = json.loads(Path(raw_json).read_text())
+    name = meta["dataset"]
+    frame = None
+    if meta.get("status") != "ok":
+        report = {
+            "dataset": name,
+            "kept": False,
+            "status": "unavailable",
+            "reason": "unavailable — "
+            + (
+                "; ".join(f"{a['source']}: {a['reason']}" for a in meta.get("attempts", []))
+                or "no source tried"
+            ),
+        }
+    else:
+        try:
+            outcome = filter_dataset(read_raw(raw_parquet, meta), params, name)
+        except DataError as e:
+            report = {"dataset": name, "kept": False, "reason": f"unusable data: {e}"}
+        else:
+            frame, report = outcome.frame, outcome.report
+        report["status"] = "kept" if frame is not None else "dropped"
+        report["source"] = meta.get("source")
+    write_parquet_atomic(frame if frame is not None else _placeholder(), out_parquet)
+    write_json_atomic(report, out_json)
+    what = "kept" if report["kept"] else f"not kept ({report['reason']})"
+    _say(f"{name}: {what}")
+    return report
+
+
+def collect_step(
+    processed_jsons: Sequence[PathLike],
+    raw_jsons: Sequence[PathLike],
+    out_kept: PathLike,
+    out_summary: PathLike,
+    out_unavailable: PathLike,
+) -> list[str]:
+    """Gather the filter reports: the kept list (one name a line), a summary table, and
+    ``unavailable.csv`` (every dataset no source could provide, with each source's reason)."""
+    rows, unavailable, kept = [], [], []
+    for pj in processed_jsons:
+        r = json.loads(Path(pj).read_text())
+        rows.append({c: r.get(c) for c in SUMMARY_COLUMNS} | {"status": r.get("status")})
+        if r.get("kept"):
+            kept.append(r["dataset"])
+    for rj in raw_jsons:
+        m = json.loads(Path(rj).read_text())
+        if m.get("status") != "ok":
+            unavailable.append(
+                {
+                    "dataset": m["dataset"],
+                    "sources_tried": ";".join(a["source"] for a in m.get("attempts", [])),
+                    "reasons": " | ".join(
+                        f"{a['source']}: {a['reason']}" for a in m.get("attempts", [])
+                    ),
+                }
+            )
+    summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    for c in ("rows_raw", "rows_final", "n_num", "n_cat", "n_classes"):
+        summary[c] = summary[c].astype("Int64")
+    write_parquet_or_csv(summary, out_summary)
+    write_parquet_or_csv(pd.DataFrame(unavailable, columns=UNAVAILABLE_COLUMNS), out_unavailable)
+    write_text_atomic("".join(f"{k}\n" for k in kept), out_kept)
+    n_unav = len(unavailable)
+    _say(f"{len(kept)} kept, {len(rows) - len(kept) - n_unav} dropped, {n_unav} unavailable")
+    return kept
+
+
+def write_parquet_or_csv(df: pd.DataFrame, target: PathLike) -> None:
+    if str(target).endswith(".parquet"):
+        write_parquet_atomic(df, target)
+    else:
+        write_text_atomic(df.to_csv(index=False), target)
+
+
+def read_kept(path: PathLike) -> list[str]:
+    """Names in a kept list written by :func:`collect_step`."""
+    return [line for line in Path(path).read_text().splitlines() if line]
+
+
+def split_step(
+    processed_parquet: PathLike,
+    out: PathLike,
+    n_splits: int,
+    seed: int = 0,
+    stratify: bool = False,
+) -> pd.DataFrame:
+    """Draw and write the splits of one processed dataset."""
+    y = pd.read_parquet(processed_parquet, columns=[LABEL_COLUMN])[LABEL_COLUMN].to_numpy()
+    if len(y) == 0:
+        raise DataError(
+            f"{processed_parquet} has no rows: the dataset was not kept by filtering "
+            "(its .json says why)"
+        )
+    splits = make_splits(np.asarray(y), n_splits, seed=seed, stratify=stratify)
+    write_parquet_atomic(splits, out)
+    return splits

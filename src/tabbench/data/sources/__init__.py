@@ -1,0 +1,86 @@
+"""Dataset sources, tried in the configured order (config ``sources``); the first that works wins.
+
+Each source is a module with ``load(name, options) -> RawData`` that raises
+:class:`~tabbench.data.errors.SourceUnavailable` (it does not have the dataset) or
+:class:`~tabbench.data.errors.DataError` (it has it but the data is unusable). :func:`fetch`
+records every attempt, so a dataset that no source can provide is reported with each source
+tried and its reason, and the rest of the suite continues.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tabbench.data.errors import DataError, SourceUnavailable
+from tabbench.data.raw import RawData
+from tabbench.data.sources.options import SourceOptions
+
+SOURCE_NAMES = ("talent", "openml", "bundled")
+
+__all__ = ["SOURCE_NAMES", "FetchResult", "SourceOptions", "fetch", "load_from"]
+
+
+@dataclass
+class FetchResult:
+    """What :func:`fetch` found: the data (None if no source had it) and every attempt made."""
+
+    dataset: str
+    raw: RawData | None
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def source(self) -> str | None:
+        return next((a["source"] for a in self.attempts if a["ok"]), None)
+
+    def message(self) -> str:
+        """One line naming the dataset and, if unavailable, every source tried with its reason."""
+        failed = "; ".join(f"{a['source']}: {a['reason']}" for a in self.attempts if not a["ok"])
+        if self.raw is not None:
+            after = f" after {failed}" if failed else ""
+            return f"{self.dataset}: from {self.source} ({self.raw.n_rows} rows){after}"
+        return f"{self.dataset}: unavailable from every source tried — {failed or 'none'}"
+
+
+def load_from(source: str, name: str, options: SourceOptions) -> RawData:
+    """Load ``name`` from one source."""
+    if source not in SOURCE_NAMES:
+        raise ValueError(f"unknown source {source!r}; choose from {SOURCE_NAMES}")
+    module = importlib.import_module(f"tabbench.data.sources.{source}")
+    return module.load(name, options)
+
+
+def fetch(name: str, sources: Sequence[str], options: SourceOptions) -> FetchResult:
+    """Try ``sources`` in order for ``name``; never raises for a data or source problem."""
+    result = FetchResult(name, None)
+    for source in sources:
+        start = time.monotonic()
+        try:
+            raw = load_from(source, name, options)
+        except (SourceUnavailable, DataError) as e:
+            reason = str(e)
+        except Exception as e:  # an unexpected failure of one source must not stop the suite
+            reason = f"unexpected {type(e).__name__}: {e}"
+        else:
+            result.raw = raw
+            result.attempts.append(
+                {
+                    "source": source,
+                    "ok": True,
+                    "reason": None,
+                    "seconds": round(time.monotonic() - start, 3),
+                }
+            )
+            return result
+        result.attempts.append(
+            {
+                "source": source,
+                "ok": False,
+                "reason": reason,
+                "seconds": round(time.monotonic() - start, 3),
+            }
+        )
+    return result

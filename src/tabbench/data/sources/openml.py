@@ -1,0 +1,262 @@
+"""Source ``openml``: ``openml.datasets.get_dataset(id)`` with the manifest's id and target.
+
+Offline first: openml-python keeps each dataset under
+``<cache>/<reversed server host>/datasets/<id>/`` (``description.xml`` plus ``dataset_<id>.pq``
+or ``dataset.arff``); when those files are there it loads without touching the network, so a
+pre-populated ``openml_cache_dir`` works on a machine without internet.
+
+Fail fast without a network: openml-python issues its requests without a timeout and retries
+with growing sleeps, so an unreachable server could stall a job for minutes. Here openml's own
+retries are turned off and each request phase runs in a worker thread with a deadline:
+
+1. the dataset description (a small XML): at most ``openml_retries`` attempts, all within
+   ``openml_timeout`` seconds in total — quick failures (DNS, connection refused) are retried
+   after a short pause, a silent server is given up on when the deadline passes;
+2. the data file: bounded by ``openml_download_timeout`` (large files legitimately take time);
+   when the description came from the cache but the data file did not, the server is first
+   probed (TCP connect within ``openml_timeout``) so that an absent network still fails fast.
+
+A worker stuck on a silent socket is a daemon thread; the CLI process exits without waiting.
+
+openml-python's cache writes are not atomic, and two manifest rows can share an OpenML id
+(credit-g/statlog, cmc/contraceptive_method_choice), so parallel fetch jobs take a per-id file
+lock in the cache folder before touching that id's files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tabbench.data.errors import DataError, SourceUnavailable
+from tabbench.data.manifest import OpenMLRef, openml_ref
+from tabbench.data.raw import RawData, make_raw
+from tabbench.data.sources.options import SourceOptions
+
+T = TypeVar("T")
+
+
+class _Deadline(Exception):
+    pass
+
+
+def _call_with_deadline(fn: Callable[[], T], seconds: float) -> T:
+    """Run ``fn`` in a daemon thread; raise :class:`_Deadline` if it has not returned in time."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # re-raised in the caller's thread
+            box["error"] = e
+
+    t = threading.Thread(target=work, name="openml-fetch", daemon=True)
+    t.start()
+    t.join(max(seconds, 0.0))
+    if t.is_alive():
+        raise _Deadline()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@contextlib.contextmanager
+def _openml_config(cache_dir: Path | None, server: str | None) -> Iterator[Any]:
+    """Point openml-python at our cache folder (and server), with its own retries off."""
+    import openml
+
+    cfg = openml.config
+    saved = (cfg._root_cache_directory, cfg.server, cfg.connection_n_retries, cfg.retry_policy)
+    try:
+        if cache_dir is not None:
+            Path(cache_dir).mkdir(parents=True, exist_ok=True)
+            cfg.set_root_cache_directory(Path(cache_dir).resolve())
+        if server is not None:
+            cfg.server = server
+        cfg.connection_n_retries = 1  # our own bounded loop decides about retries
+        yield openml
+    finally:
+        (cfg._root_cache_directory, cfg.server, cfg.connection_n_retries, cfg.retry_policy) = saved
+
+
+@contextlib.contextmanager
+def _id_lock(cache_dir: Path | None, dataset_id: int) -> Iterator[None]:
+    """Exclusive lock on one dataset id across processes sharing the cache folder."""
+    if cache_dir is None:
+        yield
+        return
+    path = Path(cache_dir) / f".tabbench-lock-{dataset_id}"
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def dataset_cache_dir(openml_module: Any, dataset_id: int) -> Path:
+    """openml-python's cache folder of one dataset for the configured server."""
+    return Path(openml_module.config.get_cache_directory()) / "datasets" / str(dataset_id)
+
+
+def is_cached(openml_module: Any, dataset_id: int) -> bool:
+    """True when description and data file are cached, i.e. loading needs no network."""
+    d = dataset_cache_dir(openml_module, dataset_id)
+    has_data = (d / f"dataset_{dataset_id}.pq").is_file() or (d / "dataset.arff").is_file()
+    return (d / "description.xml").is_file() and has_data
+
+
+def _is_network_error(e: BaseException) -> bool:
+    import requests
+    import urllib3
+
+    return isinstance(
+        e, (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError)
+    )
+
+
+def _probe(server: str, timeout: float) -> None:
+    """Fail fast unless a TCP connection to the OpenML server opens within ``timeout``."""
+    from urllib.parse import urlparse
+
+    url = urlparse(server)
+    port = url.port or (443 if url.scheme == "https" else 80)
+
+    def connect() -> None:
+        socket.create_connection((url.hostname, port), timeout=timeout).close()
+
+    try:
+        _call_with_deadline(connect, timeout)  # the thread also bounds a hanging DNS lookup
+    except (_Deadline, OSError) as e:
+        why = "no answer" if isinstance(e, _Deadline) else f"{type(e).__name__}: {e}"
+        raise SourceUnavailable(
+            f"OpenML server {server} unreachable within {timeout:g} s ({why}; network absent?) "
+            "and the data file is not in openml_cache_dir"
+        ) from None
+
+
+def _get_description(openml: Any, ref: OpenMLRef, options: SourceOptions) -> Any:
+    def get() -> Any:
+        return openml.datasets.get_dataset(
+            ref.dataset_id,
+            download_data=False,
+            download_qualities=False,
+            download_features_meta_data=False,
+        )
+
+    if (dataset_cache_dir(openml, ref.dataset_id) / "description.xml").is_file():
+        return get()  # local file: no network, no deadline needed
+    server = openml.config.server
+    start = time.monotonic()
+    errors: list[str] = []
+    for attempt in range(1, max(1, options.openml_retries) + 1):
+        left = options.openml_timeout - (time.monotonic() - start)
+        if left <= 0:
+            break
+        try:
+            return _call_with_deadline(get, left)
+        except _Deadline:
+            raise SourceUnavailable(
+                f"OpenML server {server} did not answer within {options.openml_timeout:g} s "
+                f"(network absent?); pre-populate openml_cache_dir or use another source"
+            ) from None
+        except Exception as e:
+            if not _is_network_error(e):
+                raise SourceUnavailable(
+                    f"OpenML refused dataset {ref.dataset_id}: {type(e).__name__}: {e}"
+                ) from e
+            errors.append(f"{type(e).__name__}: {e}")
+        if attempt == max(1, options.openml_retries):
+            break
+        pause = min(0.5 * attempt, options.openml_timeout - (time.monotonic() - start))
+        if pause > 0:
+            time.sleep(pause)
+    last = errors[-1] if errors else "no attempt left"
+    raise SourceUnavailable(
+        f"cannot reach OpenML server {server} ({len(errors)} attempt(s) in "
+        f"{time.monotonic() - start:.1f} s; network absent?): {last[:300]}"
+    )
+
+
+def load(name: str, options: SourceOptions) -> RawData:
+    """Load ``name`` from OpenML (or openml-python's cache) by the manifest's id and target."""
+    ref = openml_ref(name, options.demo_dir)
+    if ref is None:
+        raise SourceUnavailable("no OpenML id in the manifest")
+    return load_id(name, ref, options)
+
+
+def load_id(name: str, ref: OpenMLRef, options: SourceOptions) -> RawData:
+    """Load OpenML dataset ``ref`` as ``name``."""
+    with (
+        _openml_config(options.openml_cache_dir, options.openml_server) as openml,
+        _id_lock(options.openml_cache_dir, ref.dataset_id),
+    ):
+        cached = is_cached(openml, ref.dataset_id)
+        description_cached = (
+            dataset_cache_dir(openml, ref.dataset_id) / "description.xml"
+        ).is_file()
+        ds = _get_description(openml, ref, options)
+        if description_cached and not cached:
+            _probe(openml.config.server, options.openml_timeout)
+
+        def get_data() -> Any:
+            return ds.get_data(target=None, dataset_format="dataframe")
+
+        try:
+            if cached:
+                X, _, categorical, names = get_data()
+            else:
+                X, _, categorical, names = _call_with_deadline(
+                    get_data, options.openml_download_timeout
+                )
+        except _Deadline:
+            raise SourceUnavailable(
+                f"OpenML data of dataset {ref.dataset_id} not downloaded within "
+                f"{options.openml_download_timeout:g} s"
+            ) from None
+        except Exception as e:
+            if _is_network_error(e):
+                raise SourceUnavailable(
+                    f"cannot download OpenML dataset {ref.dataset_id}: {type(e).__name__}: {e}"
+                ) from e
+            raise DataError(
+                f"{name}: cannot load OpenML dataset {ref.dataset_id}: {type(e).__name__}: {e}"
+            ) from e
+        target = ref.target or ds.default_target_attribute
+        if not target or "," in str(target):
+            raise DataError(
+                f"{name}: OpenML dataset {ref.dataset_id} has no single default target "
+                f"({target!r}) and the manifest names none"
+            )
+        names = [str(n) for n in names]
+        if target not in names:
+            raise DataError(
+                f"{name}: OpenML dataset {ref.dataset_id} has no column {target!r} "
+                f"(columns: {names[:8]}{'…' if len(names) > 8 else ''})"
+            )
+        X = X.copy()
+        X.columns = names
+        y = X.pop(target)
+        cat_flags = dict(zip(names, categorical, strict=True))
+        num_cols, cat_cols = [], []
+        for c in X.columns:
+            dt = X[c].dtype
+            numeric = hasattr(dt, "kind") and dt.kind in "iuf" and not cat_flags.get(c, False)
+            (num_cols if numeric else cat_cols).append(c)
+        origin = {
+            "source": "openml",
+            "openml_id": ref.dataset_id,
+            "openml_name": ds.name,
+            "openml_version": ds.version,
+            "target": target,
+            "from_cache": cached,
+            "cache_dir": str(dataset_cache_dir(openml, ref.dataset_id)),
+        }
+        return make_raw(X[num_cols], X[cat_cols], y, name, origin)

@@ -1,0 +1,24 @@
+"""Settings shared by the sources (one object, so the CLI and tests pass them in one piece)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """Where each source looks.
+
+    ``openml_timeout`` bounds how long OpenML may stay silent before the dataset is given up on
+    (network absent ⇒ fail fast); ``openml_download_timeout`` bounds the data download once the
+    server has answered. ``openml_server`` None = openml-python's configured server.
+    """
+
+    talent_dir: Path | None = None
+    openml_cache_dir: Path | None = None
+    openml_timeout: float = 10.0
+    openml_retries: int = 3
+    openml_download_timeout: float = 600.0
+    openml_server: str | None = None
+    demo_dir: Path | None = None

@@ -1,0 +1,194 @@
+"""The data rules (workflow/rules/data.smk) run by Snakemake in a temporary copy of the repo.
+
+Each test copies Snakefile, config.yaml, workflow/, profiles/ (and environment.yml, which the
+rules name as their conda environment) into a temporary folder, writes small generated datasets
+there, and runs ``python -m snakemake``. A ``tabbench`` launcher that uses this checkout's
+``src`` is put first on PATH, so the rules call the code under test.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+LAUNCHER = """#!{python}
+import sys
+sys.path.insert(0, {src!r})
+from tabbench import cli
+if "tabbench.data.commands" not in cli.COMMAND_MODULES:
+    cli.COMMAND_MODULES.append("tabbench.data.commands")
+sys.exit(cli.main())
+"""
+
+
+def load_fixtures() -> ModuleType:
+    name = "tabbench_tests_data_fixtures"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, REPO / "tests" / "fixtures" / "data_fixtures.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+fx = load_fixtures()
+
+
+@pytest.fixture
+def wf(tmp_path):
+    """A temporary copy of the workflow with a `tabbench` launcher; returns a runner."""
+    for item in ("Snakefile", "config.yaml"):
+        shutil.copy(REPO / item, tmp_path / item)
+    for folder in ("workflow", "profiles"):
+        if (REPO / folder).is_dir():
+            shutil.copytree(REPO / folder, tmp_path / folder)
+    env_file = REPO / "environment.yml"
+    if env_file.is_file():
+        shutil.copy(env_file, tmp_path / "environment.yml")
+    else:  # before the packaging part is merged: the rules only need the file to exist
+        (tmp_path / "environment.yml").write_text("name: tabbench\ndependencies: [python]\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    launcher = bin_dir / "tabbench"
+    launcher.write_text(LAUNCHER.format(python=sys.executable, src=str(REPO / "src")))
+    launcher.chmod(0o755)
+    env = dict(os.environ)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "snakemake", *args]
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{cmd} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        return proc
+
+    run.dir = tmp_path  # type: ignore[attr-defined]
+    return run
+
+
+def job_stats(text: str) -> dict[str, int]:
+    """The 'Job stats' table of a dry run as {rule: count}."""
+    return {
+        parts[0]: int(parts[1])
+        for line in text.splitlines()
+        if len(parts := line.split()) == 2 and parts[1].isdigit()
+    }
+
+
+def test_lint_clean_for_data_rules(wf):
+    fx.make_demo_dir(wf.dir / "data" / "demo", {"toy": fx.synthetic_frame(50)})
+    out = wf("--lint", "--config", "suite=demo", check=False)
+    text = out.stdout + out.stderr
+    lint_headers = [line for line in text.splitlines() if line.startswith("Lints for")]
+    mine = [h for h in lint_headers if "data.smk" in h or "data_helpers.smk" in h]
+    assert not mine, text
+
+
+def test_data_rules_run_and_record_problems_as_status(wf):
+    d = wf.dir
+    fx.make_demo_dir(
+        d / "data" / "demo",
+        {
+            "alpha": fx.synthetic_frame(700, n_classes=3, cat_missing=0.1),
+            "tiny": fx.synthetic_frame(200),
+            "bad": fx.synthetic_frame(600),
+        },
+    )
+    (d / "data" / "demo" / "bad.parquet").write_bytes(b"not a parquet file")  # sha mismatch
+    fx.make_talent_folder(d / "talent", "beta", sizes=(400, 100, 150), num_missing=0.01)
+    suite = "[alpha,beta,tiny,bad]"
+    args = ["--cores", "2", "--config", f"suite={suite}", "sources=[talent,bundled]",
+            f"talent_dir={d / 'talent'}", "min_rows=500", "n_splits=2", "max_rows=600"]  # fmt: skip
+    wf(*args)
+    data = d / "data"
+    assert (data / "kept.txt").read_text().split() == ["alpha", "beta"]
+    summary = pd.read_csv(data / "datasets.csv").set_index("dataset")
+    assert summary.loc["alpha", "source"] == "bundled" and summary.loc["beta", "source"] == "talent"
+    assert summary.loc["alpha", "rows_final"] == 600  # subsampled to max_rows
+    assert summary.loc["tiny", "status"] == "dropped"
+    assert summary.loc["bad", "status"] == "unavailable"
+    unavailable = pd.read_csv(data / "unavailable.csv").set_index("dataset")
+    assert list(unavailable.index) == ["bad"]
+    assert "talent: no folder 'bad'" in unavailable.loc["bad", "reasons"]
+    assert "bundled: bad: bundled file" in unavailable.loc["bad", "reasons"]
+    assert "corrupted" in unavailable.loc["bad", "reasons"]
+    for name in ("alpha", "beta"):
+        splits = pd.read_parquet(data / "splits" / f"{name}.parquet")
+        assert sorted(splits["split"].unique()) == [0, 1]
+    assert not (data / "splits" / "tiny.parquet").exists()
+    report = json.loads((data / "processed" / "beta.json").read_text())
+    assert report["kept"] and report["n_num"] == 3 and report["n_cat"] == 2
+    # everything is up to date: a second dry run has nothing to do
+    again = wf("-n", *args[2:])
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_dry_run_of_full_ye2024_manifest_is_fast(wf):
+    talent = wf.dir / "talent"
+    fx.make_talent_folder(talent, "banknote_authentication")
+    start = time.monotonic()
+    out = wf("-n", "--cores", "2", "--config", "suite=ye2024", f"talent_dir={talent}")
+    elapsed = time.monotonic() - start
+    text = out.stdout + out.stderr
+    assert elapsed < 30, f"dry run took {elapsed:.1f} s"
+    stats = job_stats(text)
+    assert stats["fetch_dataset"] == 200 and stats["filter_dataset"] == 200
+    assert stats["collect_datasets"] == 1
+
+
+def test_dry_run_after_checkpoint_has_split_jobs_for_kept_datasets(wf):
+    # a pre-populated state: every dataset of the manifest fetched and filtered, 200 kept
+    from tabbench.data.manifest import suite_names
+
+    names = suite_names("ye2024", wf.dir)
+    data = wf.dir / "data"
+    for sub in ("raw", "processed"):
+        for name in names:
+            for ext in ("parquet", "json"):
+                path = data / sub / f"{name}.{ext}"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("{}")
+        time.sleep(0.02)  # outputs newer than inputs
+    (data / "kept.txt").write_text("".join(f"{n}\n" for n in names))
+    (data / "datasets.csv").write_text("")
+    (data / "unavailable.csv").write_text("")
+    start = time.monotonic()
+    out = wf("-n", "--cores", "2", "--config", "suite=ye2024")
+    elapsed = time.monotonic() - start
+    text = out.stdout + out.stderr
+    assert elapsed < 30, f"dry run took {elapsed:.1f} s"
+    stats = job_stats(text)
+    assert stats["split_dataset"] == 200
+    assert "fetch_dataset" not in stats and "filter_dataset" not in stats
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (REPO / "data" / "demo" / "MANIFEST.csv").is_file(), reason="no shipped data/demo"
+)
+def test_shipped_demo_suite_data_rules(wf):
+    shutil.copytree(REPO / "data" / "demo", wf.dir / "data" / "demo")
+    wf("--cores", "2", "data", "--config", "preset=demo", "sources=[bundled]")
+    data = wf.dir / "data"
+    kept = (data / "kept.txt").read_text().split()
+    demo = pd.read_csv(data / "demo" / "MANIFEST.csv")
+    summary = pd.read_csv(data / "datasets.csv")
+    assert len(summary) == len(demo) and len(kept) >= 10
+    assert (summary["status"] != "unavailable").all()
+    for name in kept:
+        assert (data / "splits" / f"{name}.parquet").is_file()
