@@ -14,7 +14,9 @@ from collections.abc import Sequence
 
 #: modules exposing ``register(subparsers)``; each adds parsers with ``set_defaults(func=...)``
 #: where ``func(args) -> int`` runs the command.
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = [
+    "tabbench.data.commands",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,7 +6,8 @@ Nothing scale-related is hard-coded anywhere else.
 
 - ``paper``: the full study of DESIGN.md (Ye et al. suite, 5 splits, default + 30 configs,
   paper epochs).
-- ``demo``: the bundled datasets, scaled to finish in about 15 minutes on 2 cores.
+- ``demo``: the bundled datasets (read from ``data/demo`` only, so it never waits on OpenML and
+  is the same data on every machine), scaled to finish in about 15 minutes on 2 cores.
 - ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs — seconds; for tests.
 """
 
@@ -21,6 +22,7 @@ PAPER_EPOCHS = {"xgboost_default": 100, "xgboost_tuned": 1000, "mlp": 256, "real
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {
         "suite": "ye2024",
+        "sources": ["talent", "openml", "bundled"],
         "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 5,
         "n_configs": 30,
@@ -29,6 +31,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "demo": {
         "suite": "demo",
+        "sources": ["bundled"],
         "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 2,
         "n_configs": 2,
@@ -37,6 +40,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "smoke": {
         "suite": ["segment", "kc1"],
+        "sources": ["bundled"],
         "models": ["xgboost", "mlp"],
         "n_splits": 1,
         "n_configs": 1,
@@ -46,7 +50,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 #: keys a preset may fill in; ``null`` in config.yaml means "take the preset's value".
-PRESET_KEYS = ("suite", "models", "n_splits", "n_configs", "max_rows", "epochs")
+PRESET_KEYS = ("suite", "sources", "models", "n_splits", "n_configs", "max_rows", "epochs")
 
 
 def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-# Helpers shared by the rule files: the resolved configuration and the list of final targets.
-# Each rule file adds its own targets to TARGET_FUNCTIONS (an extension point), so `rule all`
+# Shared by every workflow file: the resolved configuration and the list of final targets.
+# Each .smk file adds its own targets to TARGET_FUNCTIONS (an extension point), so the `all` target
 # grows with the pipeline without editing the Snakefile.
 from tabbench.presets import resolve_config
 

@@ -21,6 +21,7 @@ rule fetch_dataset:
         talent=TALENT_OPTION,
         openml_cache_dir=CFG["openml_cache_dir"],
         openml_timeout=CFG["openml_timeout"],
+        openml_retries=CFG["openml_retries"],
         demo_dir=DEMO_DIR,
     log:
         f"{DATA}/logs/fetch/{{dataset}}.log",
@@ -29,7 +30,8 @@ rule fetch_dataset:
     shell:
         "tabbench data fetch --dataset {wildcards.dataset:q} --sources {params.sources}"
         " {params.talent} --openml-cache-dir {params.openml_cache_dir:q}"
-        " --openml-timeout {params.openml_timeout} --demo-dir {params.demo_dir:q}"
+        " --openml-timeout {params.openml_timeout} --openml-retries {params.openml_retries}"
+        " --demo-dir {params.demo_dir:q}"
         " --out-parquet {output.parquet:q} --out-json {output.json:q} > {log:q} 2>&1"
 
 
@@ -46,6 +48,7 @@ rule filter_dataset:
         max_rows=CFG["max_rows"] if CFG["max_rows"] is not None else "None",
         min_rows=CFG["min_rows"],
         max_classes=CFG["max_classes"],
+        all_nan_columns=CFG["all_nan_columns"],
     log:
         f"{DATA}/logs/filter/{{dataset}}.log",
     conda:
@@ -53,7 +56,7 @@ rule filter_dataset:
     shell:
         "tabbench data filter --raw-parquet {input.parquet:q} --raw-json {input.json:q}"
         " --max-rows {params.max_rows} --min-rows {params.min_rows}"
-        " --max-classes {params.max_classes}"
+        " --max-classes {params.max_classes} --all-nan-columns {params.all_nan_columns}"
         " --out-parquet {output.parquet:q} --out-json {output.json:q} > {log:q} 2>&1"
 
 

@@ -38,7 +38,8 @@ class SplitData:
 
     @property
     def cat_columns(self) -> list[str]:
-        return [c for c in self.X_train.columns if isinstance(self.X_train[c].dtype, pd.CategoricalDtype)]
+        dtypes = self.X_train.dtypes
+        return [c for c in self.X_train.columns if isinstance(dtypes[c], pd.CategoricalDtype)]
 
     @property
     def num_columns(self) -> list[str]:
