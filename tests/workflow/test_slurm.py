@@ -1,0 +1,71 @@
+"""Snakemake's SLURM executor against a real local cluster (fixture `slurm_cluster`)."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from slurm_cluster import SNAKEMAKE_ARGS, SlurmCluster
+
+pytestmark = [pytest.mark.slow, pytest.mark.slurm]
+
+TWO_RULES = textwrap.dedent(
+    """
+    rule all:
+        input: "b.txt"
+
+    rule a:
+        output: "a.txt"
+        resources: mem_mb=200, runtime=5
+        shell: "echo ${{SLURM_JOB_ID:-none}} > {output}"
+
+    rule b:
+        input: "a.txt"
+        output: "b.txt"
+        resources: mem_mb=200, runtime=5
+        shell: "echo ${{SLURM_JOB_ID:-none}} > {output}"
+    """
+)
+
+
+def test_cluster_is_up_with_one_idle_node(slurm_cluster: SlurmCluster) -> None:
+    out = slurm_cluster.sinfo()
+    assert "debug*" in out and "idle" in out, out
+    print(f"SLURM harness started in {slurm_cluster.startup_seconds:.2f} s")
+
+
+def test_two_rule_workflow_runs_as_slurm_jobs(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    (tmp_path / "Snakefile").write_text(TWO_RULES)
+    before = {j["JobId"] for j in slurm_cluster.completed_jobs()}
+    proc = subprocess.run(
+        ["snakemake", "--executor", "slurm", "--jobs", "2",
+         "--default-resources", "slurm_partition=debug", *SNAKEMAKE_ARGS],
+        cwd=tmp_path, env=slurm_cluster.env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:] + "\n" + slurm_cluster.log_tails()
+
+    # Proof 1: each rule saw a SLURM job id, i.e. it ran inside an allocation.
+    ids = [(tmp_path / f).read_text().strip() for f in ("a.txt", "b.txt")]
+    assert all(i.isdigit() for i in ids), ids
+    assert ids[0] != ids[1]
+    # Proof 2: slurmctld's own completion log lists those jobs as COMPLETED in partition debug.
+    new = {j["JobId"]: j for j in slurm_cluster.completed_jobs() if j["JobId"] not in before}
+    assert set(ids) <= set(new), (ids, new)
+    for i in ids:
+        assert new[i]["JobState"] == "COMPLETED" and new[i]["Partition"] == "debug", new[i]
+
+
+def test_failing_rule_is_reported_as_failed(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    """A job that exits non-zero must fail the run, not be mistaken for success."""
+    (tmp_path / "Snakefile").write_text(
+        'rule bad:\n    output: "x.txt"\n    resources: mem_mb=100, runtime=2\n    shell: "exit 3"\n'
+    )
+    proc = subprocess.run(
+        ["snakemake", "--executor", "slurm", "--jobs", "1", *SNAKEMAKE_ARGS],
+        cwd=tmp_path, env=slurm_cluster.env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode != 0
+    assert "FAILED" in proc.stderr, proc.stderr[-3000:]
+    assert not (tmp_path / "x.txt").exists()
