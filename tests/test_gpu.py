@@ -197,6 +197,11 @@ def test_cuda_when_available() -> None:
     assert resolve_device("cuda", allow_cpu_fallback=False, cuda_available=lambda: True) == "cuda"
 
 
+def test_pinned_cuda_index_is_kept() -> None:
+    dev = resolve_device("CUDA:2", allow_cpu_fallback=False, cuda_available=lambda: True)
+    assert dev == "cuda:2"
+
+
 def test_cpu_fallback_logs_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="tabbench.gpu"):
         dev = resolve_device("cuda", allow_cpu_fallback=True, cuda_available=lambda: False)
@@ -212,9 +217,10 @@ def test_missing_cuda_without_fallback_is_a_clear_error() -> None:
         resolve_device("cuda", allow_cpu_fallback=False, cuda_available=lambda: False)
 
 
-def test_unknown_device_is_rejected() -> None:
-    with pytest.raises(ValueError, match="'tpu'"):
-        resolve_device("tpu", allow_cpu_fallback=True)
+@pytest.mark.parametrize("bad", ["tpu", "cuda:x", "gpu"])
+def test_unknown_device_is_rejected(bad: str) -> None:
+    with pytest.raises(ValueError, match=repr(bad)):
+        resolve_device(bad, allow_cpu_fallback=True, cuda_available=lambda: True)
 
 
 def test_real_torch_on_this_machine_is_consistent() -> None:

@@ -71,19 +71,20 @@ def resolve_device(
     allow_cpu_fallback: bool,
     cuda_available: Callable[[], bool] = _cuda_available,
 ) -> str:
-    """Map the config's `device` ("cpu" or "cuda") to the device family this job will use.
+    """Map the config's `device` ("cpu", "cuda" or a pinned "cuda:<i>") to what this job uses.
 
-    With "cuda" and no usable CUDA, fall back to "cpu" with a logged warning when the config
-    allows it (so a demo still runs on a laptop), else raise: silently training 2,940 jobs on
-    CPU when the user asked for GPUs would cost days.
+    Returns "cpu", "cuda" (any free GPU: claim one with `claim_gpu`) or "cuda:<i>" (pinned by the
+    user, used as is). With CUDA requested but not usable, fall back to "cpu" with a logged
+    warning when the config allows it (so a demo still runs on a laptop), else raise: silently
+    training 2,940 jobs on CPU when the user asked for GPUs would cost days.
     """
-    family = requested.split(":", 1)[0].strip().lower()
-    if family == "cpu":
+    normalized = requested.strip().lower()
+    if normalized == "cpu":
         return "cpu"
-    if family != "cuda":
-        raise ValueError(f"device must be 'cpu' or 'cuda', got {requested!r}")
+    if not re.fullmatch(r"cuda(:\d+)?", normalized):
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:<index>', got {requested!r}")
     if cuda_available():
-        return "cuda"
+        return normalized
     if allow_cpu_fallback:
         log.warning(
             "device %r requested but CUDA is not available (no GPU or a CPU-only torch build); "
@@ -205,9 +206,11 @@ def acquire_device(
     lock_dir: str | os.PathLike[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> Iterator[str]:
-    """What a training job calls: "cpu", or a claimed "cuda:i" held until the block exits."""
-    if resolve_device(requested, allow_cpu_fallback) == "cpu":
-        yield "cpu"
+    """What a training job calls: "cpu", a pinned "cuda:<i>", or a claimed "cuda:<i>" held until
+    the block exits."""
+    device = resolve_device(requested, allow_cpu_fallback)
+    if device != "cuda":
+        yield device
         return
     with claim_gpu(lock_dir=lock_dir, timeout=timeout) as device:
         yield device
