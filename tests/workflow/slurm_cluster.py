@@ -40,6 +40,8 @@ from pathlib import Path
 APT_PACKAGES = ("slurm-wlm", "munge")
 REQUIRED_BINARIES = ("munged", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue", "scancel", "srun")
 
+CLIENT_COMMANDS = ("srun", "sbatch", "squeue", "scancel", "scontrol", "sinfo", "sacct")
+
 PARTITION = "debug"
 # Extra Snakemake arguments a run against this cluster needs (on top of `--executor slurm` or
 # `--profile profiles/slurm`): no accounting database, so job status comes from squeue and
@@ -121,8 +123,8 @@ class SlurmCluster:
         root = Path(tempfile.mkdtemp(prefix="tbslurm-"))
         # munged insists that every directory above its socket is world-executable.
         root.chmod(0o755)
-        for sub in ("munge", "state", "spool", "log", "run"):
-            (root / sub).mkdir()
+        for sub in ("munge", "state", "spool/slurmd-localhost", "log", "run"):
+            (root / sub).mkdir(parents=True)
         # The key stays private (munged refuses a readable key); the socket sits in a
         # world-executable directory (munged refuses one that clients cannot traverse).
         (root / "munge").chmod(0o700)
@@ -149,13 +151,15 @@ class SlurmCluster:
         )
         # snakemake-executor-plugin-slurm-jobstep (0.6.1) strips every SLURM_* variable except
         # the job id before its inner `srun`, SLURM_CONF included (plugin issue #164). Real
-        # clusters keep slurm.conf at /etc/slurm or serve it configless; our private config
-        # is reached through an `srun` wrapper first on PATH that puts SLURM_CONF back.
+        # clusters keep slurm.conf at /etc/slurm or serve it configless; our private config is
+        # reached through wrappers, first on PATH, that put SLURM_CONF back for every client
+        # command (srun in the job step, squeue/scontrol in the rules' own shell commands).
         bin_dir = root / "bin"
         bin_dir.mkdir()
-        wrapper = bin_dir / "srun"
-        wrapper.write_text(f'#!/bin/sh\nSLURM_CONF={conf} exec {_sbin("srun")} "$@"\n')
-        wrapper.chmod(0o755)
+        for cmd in CLIENT_COMMANDS:
+            wrapper = bin_dir / cmd
+            wrapper.write_text(f'#!/bin/sh\nSLURM_CONF={conf} exec {_sbin(cmd)} "$@"\n')
+            wrapper.chmod(0o755)
         env = dict(os.environ, SLURM_CONF=str(conf), PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
         # A caller inside a SLURM job must not leak its allocation into ours.
         for k in [k for k in env if k.startswith("SLURM_") and k != "SLURM_CONF"]:

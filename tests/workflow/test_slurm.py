@@ -69,3 +69,46 @@ def test_failing_rule_is_reported_as_failed(slurm_cluster: SlurmCluster, tmp_pat
     assert proc.returncode != 0
     assert "FAILED" in proc.stderr, proc.stderr[-3000:]
     assert not (tmp_path / "x.txt").exists()
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Rule names as in the pipeline, so the profile's set-resources apply. Each job records what
+# SLURM actually granted it: job id, CPUs, memory (MB) and time limit.
+MOCK_PIPELINE = textwrap.dedent(
+    """
+    RECORD = 'echo "$SLURM_JOB_ID $(squeue -h -j $SLURM_JOB_ID -o "%C %m %l")" > {output}'
+
+    rule all:
+        input: "train.txt"
+
+    rule fetch_dataset:
+        output: "fetch.txt"
+        shell: RECORD
+
+    rule train:
+        input: "fetch.txt"
+        output: "train.txt"
+        threads: 2
+        resources: gpu=0
+        shell: RECORD
+    """
+)
+
+
+def test_slurm_profile_resources_reach_sbatch(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    """profiles/slurm, used as workflow profile, is accepted by the plugin and its per-rule
+    resources become the jobs' real SLURM allocation."""
+    (tmp_path / "Snakefile").write_text(MOCK_PIPELINE)
+    proc = subprocess.run(
+        ["snakemake", "--workflow-profile", str(REPO / "profiles" / "slurm"), *SNAKEMAKE_ARGS],
+        cwd=tmp_path, env=slurm_cluster.env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:] + "\n" + slurm_cluster.log_tails()
+    fetch = (tmp_path / "fetch.txt").read_text().split()
+    train = (tmp_path / "train.txt").read_text().split()
+    # job id, then as squeue sees the allocation: CPUs (rule threads), memory (profile mem_mb),
+    # time limit (profile runtime in minutes)
+    assert fetch[0].isdigit() and train[0].isdigit() and fetch[0] != train[0]
+    assert fetch[1:] == ["1", "2000M", "30:00"], fetch
+    assert train[1:] == ["2", "4000M", "8:00:00"], train
