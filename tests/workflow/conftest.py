@@ -23,10 +23,11 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
         "snakemake_executor_plugin_slurm",
         reason="pip install snakemake-executor-plugin-slurm (extra `slurm`)",
     )
-    if missing_binaries():
+    missing = missing_binaries()
+    if missing:
         if os.environ.get("TABBENCH_SLURM_INSTALL") != "1":
             pytest.skip(
-                f"missing {', '.join(missing_binaries())}: apt-get install {' '.join(APT_PACKAGES)} "
+                f"missing {', '.join(missing)}: apt-get install {' '.join(APT_PACKAGES)} "
                 "or set TABBENCH_SLURM_INSTALL=1 to let the test install them"
             )
         install_with_apt()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -40,9 +43,21 @@ def test_two_rule_workflow_runs_as_slurm_jobs(slurm_cluster: SlurmCluster, tmp_p
     (tmp_path / "Snakefile").write_text(TWO_RULES)
     before = {j["JobId"] for j in slurm_cluster.completed_jobs()}
     proc = subprocess.run(
-        ["snakemake", "--executor", "slurm", "--jobs", "2",
-         "--default-resources", "slurm_partition=debug", *SNAKEMAKE_ARGS],
-        cwd=tmp_path, env=slurm_cluster.env, capture_output=True, text=True, timeout=300,
+        [
+            "snakemake",
+            "--executor",
+            "slurm",
+            "--jobs",
+            "2",
+            "--default-resources",
+            "slurm_partition=debug",
+            *SNAKEMAKE_ARGS,
+        ],
+        cwd=tmp_path,
+        env=slurm_cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-4000:] + "\n" + slurm_cluster.log_tails()
 
@@ -60,11 +75,16 @@ def test_two_rule_workflow_runs_as_slurm_jobs(slurm_cluster: SlurmCluster, tmp_p
 def test_failing_rule_is_reported_as_failed(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
     """A job that exits non-zero must fail the run, not be mistaken for success."""
     (tmp_path / "Snakefile").write_text(
-        'rule bad:\n    output: "x.txt"\n    resources: mem_mb=100, runtime=2\n    shell: "exit 3"\n'
+        'rule bad:\n    output: "x.txt"\n'
+        '    resources: mem_mb=100, runtime=2\n    shell: "exit 3"\n'
     )
     proc = subprocess.run(
         ["snakemake", "--executor", "slurm", "--jobs", "1", *SNAKEMAKE_ARGS],
-        cwd=tmp_path, env=slurm_cluster.env, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+        env=slurm_cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode != 0
     assert "FAILED" in proc.stderr, proc.stderr[-3000:]
@@ -102,7 +122,11 @@ def test_slurm_profile_resources_reach_sbatch(slurm_cluster: SlurmCluster, tmp_p
     (tmp_path / "Snakefile").write_text(MOCK_PIPELINE)
     proc = subprocess.run(
         ["snakemake", "--workflow-profile", str(REPO / "profiles" / "slurm"), *SNAKEMAKE_ARGS],
-        cwd=tmp_path, env=slurm_cluster.env, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+        env=slurm_cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-4000:] + "\n" + slurm_cluster.log_tails()
     fetch = (tmp_path / "fetch.txt").read_text().split()
@@ -112,3 +136,63 @@ def test_slurm_profile_resources_reach_sbatch(slurm_cluster: SlurmCluster, tmp_p
     assert fetch[0].isdigit() and train[0].isdigit() and fetch[0] != train[0]
     assert fetch[1:] == ["1", "2000M", "30:00"], fetch
     assert train[1:] == ["2", "4000M", "8:00:00"], train
+
+
+def _copy_workflow(dest: Path) -> None:
+    """The workflow files a run needs; the library comes from REPO/src via PYTHONPATH."""
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy2(REPO / name, dest / name)
+    for name in ("workflow", "profiles", "data/demo"):
+        shutil.copytree(REPO / name, dest / name)
+
+
+def test_smoke_preset_through_slurm_profile(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    """The real pipeline, smoke preset, every job submitted with profiles/slurm."""
+    rules = subprocess.run(
+        ["snakemake", "--list-rules", "--workflow-profile", "none"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout.split()
+    if "train" not in rules:
+        pytest.skip("pipeline rules not in this checkout's Snakefile yet")
+    _copy_workflow(tmp_path)
+    env = dict(slurm_cluster.env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
+    before = {j["JobId"] for j in slurm_cluster.completed_jobs()}
+    cmd = [
+        "snakemake",
+        "--workflow-profile",
+        "profiles/slurm",
+        "--config",
+        "preset=smoke",
+        "--slurm-keep-successful-logs",
+        *SNAKEMAKE_ARGS,
+    ]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr[-6000:] + "\n" + slurm_cluster.log_tails()
+    print(f"smoke preset through SLURM: {elapsed:.0f} s")
+
+    # Complete: a second dry run finds nothing left to do.
+    again = subprocess.run(
+        ["snakemake", "-n", "--workflow-profile", "profiles/slurm", "--config", "preset=smoke"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-3000:]
+
+    # Every train job ran as its own SLURM job: one sbatch log per job, and slurmctld recorded
+    # as many COMPLETED jobs (the `all` rule is local, everything else is submitted).
+    train_logs = list((tmp_path / ".snakemake" / "slurm_logs" / "rule_train").rglob("*.log"))
+    assert train_logs, "no SLURM logs for rule train"
+    runs = list((tmp_path / "results" / "runs").rglob("*.parquet"))
+    assert len(train_logs) == len(runs) > 0
+    new = [j for j in slurm_cluster.completed_jobs() if j["JobId"] not in before]
+    assert new and all(j["JobState"] == "COMPLETED" for j in new), new
+    assert {p.stem for p in train_logs} <= {j["JobId"] for j in new}
