@@ -139,9 +139,12 @@ def test_slurm_profile_resources_reach_sbatch(slurm_cluster: SlurmCluster, tmp_p
 
 
 def _copy_workflow(dest: Path) -> None:
-    """The workflow files a run needs; the library comes from REPO/src via PYTHONPATH."""
-    for name in ("Snakefile", "config.yaml"):
-        shutil.copy2(REPO / name, dest / name)
+    """The workflow files a run needs (top-level files such as Snakefile, config.yaml and
+    environment.yml, the rules, the profiles, the bundled data); the library comes from REPO/src
+    via PYTHONPATH. Copying keeps the run's data/, results/ and .snakemake/ out of the repo."""
+    for item in REPO.iterdir():
+        if item.is_file():
+            shutil.copy2(item, dest / item.name)
     for name in ("workflow", "profiles", "data/demo"):
         shutil.copytree(REPO / name, dest / name)
 
