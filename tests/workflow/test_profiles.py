@@ -1,0 +1,104 @@
+"""The Snakemake profiles: accepted by Snakemake, effective, and naming rules that exist."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+PROFILES = {name: REPO / "profiles" / name for name in ("default", "slurm")}
+
+# Rule names of the pipeline that the profiles configure, with a job that records its resources.
+MOCK = textwrap.dedent(
+    """
+    rule all:
+        input: "train.txt", "fetch.txt"
+
+    rule fetch_dataset:
+        output: "fetch.txt"
+        shell: "echo {resources.mem_mb} {resources.runtime} > {output}"
+
+    rule train:
+        output: "train.txt"
+        resources: gpu=0
+        shell: "echo {resources.mem_mb} {resources.runtime} > {output}"
+    """
+)
+
+
+def _snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["snakemake", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def _profile(name: str) -> dict:
+    return yaml.safe_load((PROFILES[name] / "config.yaml").read_text())
+
+
+def _resources_by_rule(dry_run_output: str) -> dict[str, str]:
+    """rule name -> its `resources:` line, from `snakemake -n` output."""
+    out, rule = {}, None
+    for line in dry_run_output.splitlines():
+        m = re.match(r"^(?:local)?(?:rule|checkpoint) (\w+):", line)
+        if m:
+            rule = m.group(1)
+        elif rule and line.strip().startswith("resources:"):
+            out[rule] = line.strip()
+    return out
+
+
+def test_default_profile_retry_doubles_memory(tmp_path: Path) -> None:
+    """A job that fails once is retried with attempt=2, i.e. twice the memory request."""
+    (tmp_path / "Snakefile").write_text(
+        textwrap.dedent(
+            """
+            rule train:
+                output: "out.txt"
+                shell:
+                    "echo {resources.mem_mb} >> attempts.txt; "
+                    "test -e failed_once || (touch failed_once; exit 1); "
+                    "echo done > {output}"
+            """
+        )
+    )
+    proc = _snakemake(tmp_path, "--workflow-profile", str(PROFILES["default"]))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "attempts.txt").read_text().split() == ["4000", "8000"]
+
+
+def test_default_profile_per_rule_resources(tmp_path: Path) -> None:
+    (tmp_path / "Snakefile").write_text(MOCK)
+    proc = _snakemake(tmp_path, "-n", "--workflow-profile", str(PROFILES["default"]))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = _resources_by_rule(proc.stdout + proc.stderr)
+    assert "mem_mb=4000" in res["train"] and "downloads" not in res["train"]
+    assert "mem_mb=2000" in res["fetch_dataset"] and "downloads=1" in res["fetch_dataset"]
+
+
+def test_slurm_profile_dry_run(tmp_path: Path) -> None:
+    pytest.importorskip("snakemake_executor_plugin_slurm", reason="extra `slurm` not installed")
+    (tmp_path / "Snakefile").write_text(MOCK)
+    proc = _snakemake(tmp_path, "-n", "--workflow-profile", str(PROFILES["slurm"]))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = _resources_by_rule(proc.stdout + proc.stderr)
+    assert "runtime=480" in res["train"] and "mem_mb=4000" in res["train"]
+    assert "runtime=30" in res["fetch_dataset"] and "mem_mb=2000" in res["fetch_dataset"]
+
+
+def test_profile_rule_names_exist_in_the_workflow() -> None:
+    """Snakemake silently ignores set-resources/set-threads for unknown rules; catch renames."""
+    proc = _snakemake(REPO, "--list-rules", "--workflow-profile", "none")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rules = set(proc.stdout.split())
+    if "train" not in rules:
+        pytest.skip("pipeline rules not in this checkout's Snakefile yet")
+    for name in PROFILES:
+        profile = _profile(name)
+        named = set(profile.get("set-resources", {})) | set(profile.get("set-threads", {}))
+        assert named <= rules, f"profiles/{name} names unknown rules: {sorted(named - rules)}"
