@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import wilcoxon
 
 from tabbench.io import write_json_atomic, write_parquet_atomic, write_text_atomic
 from tabbench.records import TEST_METRIC_IDS, test_column, val_column
@@ -125,8 +124,8 @@ def relative_difference(value: np.ndarray, base: np.ndarray, clip: float = CLIP)
     base = np.asarray(base, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = 100.0 * (value / base - 1.0)
-    rel = np.where(value == base, 0.0, rel)
-    rel = np.where((base == 0) & (value != 0), np.sign(value) * np.inf, rel)
+        rel = np.where(value == base, 0.0, rel)
+        rel = np.where((base == 0) & (value != 0), np.sign(value) * np.inf, rel)
     return np.clip(rel, -clip, clip)
 
 
@@ -172,6 +171,8 @@ def _wilcoxon_p(rel: np.ndarray) -> float:
     """Two-sided Wilcoxon signed-rank p-value of the relative differences against 0 (zeros
     dropped, scipy's default). On relative rather than raw differences, so that datasets with
     large losses do not dominate the ranks. NaN when no difference is non-zero."""
+    from scipy.stats import wilcoxon  # lazy: scipy.stats is slow to import for the rule files
+
     nz = rel[rel != 0]
     if len(nz) == 0:
         return np.nan
@@ -183,7 +184,7 @@ def summarise(rel: pd.DataFrame) -> pd.DataFrame:
     wins/ties/losses against the baseline (win = lower test metric) and the Wilcoxon p-value."""
     rows = []
     for subset in SUBSETS:
-        sub = rel if subset == "all" else rel[rel["large"]]
+        sub = rel if subset == "all" else rel[rel["large"].astype(bool)]
         for key, g in sub.groupby(["model", "regime", "metric", "method"], sort=False):
             r = g["rel_diff"].to_numpy(dtype=float)
             model, regime, metric, method = key

@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tabbench.aggregate import BASELINE, FIG5_METHODS, METHOD_NAMES
+from tabbench.aggregate import BASELINE, FIG5_METHODS, METHOD_NAMES, box_stats
 from tabbench.plots.style import (
     WIDTH,
     empty_panel,
@@ -83,11 +83,16 @@ def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequ
             values = sub[value_col].to_numpy(dtype=float)
             pos = gi + (mi - (n_models - 1) / 2) * width
             colour = model_colour(model, list(all_models))
-            bp = ax.boxplot([values], positions=[pos], widths=width * 0.8, whis=(10, 90),
-                            showfliers=False, patch_artist=True, manage_ticks=False,
-                            boxprops={"facecolor": colour, "alpha": 0.35, "edgecolor": colour},
-                            medianprops={"color": "black", "linewidth": 1.2},
-                            whiskerprops={"color": colour}, capprops={"color": colour})
+            # ax.bxp with our own statistics: ax.boxplot(whis=(10, 90)) would end each whisker
+            # at the most extreme *data point* inside the quantile, not at the quantile itself
+            st = box_stats(values)
+            bp = ax.bxp([{"med": st["median"], "q1": st["q25"], "q3": st["q75"],
+                          "whislo": st["q10"], "whishi": st["q90"], "fliers": []}],
+                        positions=[pos], widths=width * 0.8, showfliers=False,
+                        patch_artist=True, manage_ticks=False,
+                        boxprops={"facecolor": colour, "alpha": 0.35, "edgecolor": colour},
+                        medianprops={"color": "black", "linewidth": 1.2},
+                        whiskerprops={"color": colour}, capprops={"color": colour})
             x = pos + rng.uniform(-_JITTER, _JITTER, len(values)) * width
             sc = ax.scatter(x, values, s=5, color=colour, alpha=0.75, linewidths=0, zorder=3)
             drawn.append({
