@@ -154,46 +154,60 @@ def select_table(table: pa.Table | pd.DataFrame,
     splits, block_split_id = np.unique(block_split, return_inverse=True)
     params = table.column("params")
 
-    rows: list[pd.DataFrame] = []
+    n_splits = len(splits)
+    members = {
+        "default": block_config == DEFAULT_CONFIG,
+        "tuned": block_config > DEFAULT_CONFIG,
+    }
+    n_member = {k: np.bincount(block_split_id[v], minlength=n_splits) for k, v in members.items()}
+    # one entry per selected (split, regime, metric); the frame is built once at the end
+    # (building small DataFrames in the loop would cost more than the selection itself)
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in
+                                          ("block", "row", "val", "regime", "stop", "cand", "skip")}
     for m in stopping:
         idx, best = best_epochs(a[val_column(m)].astype(np.float64, copy=False), starts)
         valid = idx >= 0
         for regime in REGIMES:
-            member = block_config == DEFAULT_CONFIG if regime == "default" else (
-                block_config > DEFAULT_CONFIG)
-            cand = member & valid
+            cand = members[regime] & valid
             # blocks are sorted by (split, config): the first minimum is the lowest config id
-            choice = _first_argmin(np.where(cand, best, np.nan), block_split_id, len(splits))
+            choice = _first_argmin(np.where(cand, best, np.nan), block_split_id, n_splits)
             chosen = choice[choice >= 0]
             if len(chosen) == 0:
                 continue
-            n_member = np.bincount(block_split_id[member], minlength=len(splits))
-            n_cand = np.bincount(block_split_id[cand], minlength=len(splits))
+            n_cand = np.bincount(block_split_id[cand], minlength=n_splits)
             sid = block_split_id[chosen]
-            r = idx[chosen]
-            frame = {
-                "model": model,
-                "dataset": dataset,
-                "split": block_split[chosen].astype(np.int64),
-                "regime": regime,
-                "stopping": m,
-                "config": block_config[chosen].astype(np.int64),
-                "epoch": a["epoch"][r].astype(np.int64),
-                "val": best[chosen],
-                "n_candidates": n_cand[sid].astype(np.int64),
-                "n_skipped": (n_member - n_cand)[sid].astype(np.int64),
-            }
-            for c in TEST_COLUMNS + ("beta", "fit_seconds"):
-                frame[c] = a[c][r].astype(np.float64)
-            frame["params"] = [str(x) for x in params.take(pa.array(a["_order"][r])).to_pylist()]
-            for c in SIZE_COLUMNS:
-                frame[c] = a[c][r].astype(np.int64)
-            frame["n_rows"] = frame["n_train"] + frame["n_val"] + frame["n_test"]
-            rows.append(pd.DataFrame(frame))
-    if not rows:
+            parts["block"].append(chosen)
+            parts["row"].append(idx[chosen])
+            parts["val"].append(best[chosen])
+            parts["regime"].append(np.full(len(chosen), regime, dtype=object))
+            parts["stop"].append(np.full(len(chosen), m, dtype=object))
+            parts["cand"].append(n_cand[sid])
+            parts["skip"].append((n_member[regime] - n_cand)[sid])
+    if not parts["row"]:
         return pd.DataFrame({c: [] for c in SELECTED_COLUMNS})
-    out = pd.concat(rows, ignore_index=True)
-    out["params"] = out["params"].astype(str)
+    cat = {k: np.concatenate(v) for k, v in parts.items()}
+    blk, r = cat["block"], cat["row"]
+    frame: dict[str, object] = {
+        "model": model,
+        "dataset": dataset,
+        "split": block_split[blk].astype(np.int64),
+        "regime": cat["regime"],
+        "stopping": cat["stop"],
+        "config": block_config[blk].astype(np.int64),
+        "epoch": a["epoch"][r].astype(np.int64),
+        "val": cat["val"],
+        "n_candidates": cat["cand"].astype(np.int64),
+        "n_skipped": cat["skip"].astype(np.int64),
+    }
+    for c in TEST_COLUMNS + ("beta", "fit_seconds"):
+        frame[c] = a[c][r].astype(np.float64)
+    frame["params"] = [str(x) for x in params.take(pa.array(a["_order"][r])).to_pylist()]
+    for c in SIZE_COLUMNS:
+        frame[c] = a[c][r].astype(np.int64)
+    frame["n_rows"] = frame["n_train"] + frame["n_val"] + frame["n_test"]
+    out = pd.DataFrame(frame)
+    for c in ("model", "dataset", "regime", "stopping", "params"):
+        out[c] = out[c].astype(str)
     return out.sort_values(["split", "regime", "stopping"], kind="stable",
                            ignore_index=True)[list(SELECTED_COLUMNS)]
 
