@@ -54,7 +54,8 @@ def fig1(summary: dict, out_dir: str | Path) -> dict:
             ax.set_xlabel(unit.capitalize())
             ax.set_ylabel("Validation loss")
             ax.set_title("Logloss and TS-refinement (dashed: argmin)")
-            ax.legend(frameon=False, loc="best")
+            fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=2,
+                       frameon=False, bbox_to_anchor=(0.5, -0.01))
             (gline,) = ax_gap.plot(e, curve["calibration_gap"].to_numpy(), color="0.25", lw=1.3)
             drawn["Calibration error"] = {"epoch": gline.get_xdata().tolist(),
                                           "value": np.asarray(gline.get_ydata(), float).tolist()}
@@ -64,6 +65,6 @@ def fig1(summary: dict, out_dir: str | Path) -> dict:
             ax_gap.set_title("Calibration error (removed by TS)")
             for a in (ax, ax_gap):
                 a.grid(color="0.93", lw=0.6)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.07, 1, 1))
         files = save(fig, out_dir, "fig1_curves")
     return {"files": files, "lines": drawn}

@@ -104,7 +104,6 @@ def symlog_percent_axis(ax, values) -> None:
     ax.set_yscale("symlog", linthresh=1)
     v = [float(x) for x in values if np.isfinite(x)] or [0.0]
     lo, hi = min(v), max(v)
-    span = max(abs(lo), abs(hi), 1.0)
 
     def cover(x: float) -> float:  # limit: the first of 1, 2, 5, 10, 20, 50, 100 beyond x
         for t in (1, 2, 5, 10, 20, 50, 100):
@@ -114,8 +113,9 @@ def symlog_percent_axis(ax, values) -> None:
 
     top = max(cover(hi), 1.0)
     bottom = min(cover(lo), -1.0)
-    # labels once per decade (plus 5 on short axes) so that they never crowd
-    steps = (1, 5, 10) if span <= 10 else (1, 10, 100)
+    # labels once per decade only (2 and 5 would crowd 1 and 10 on a log scale); the minor
+    # ticks and the limit at the next 1-2-5 step show the rest
+    steps = (1, 10, 100)
     ticks = sorted({0.0} | {float(t) for t in steps if t <= top}
                    | {-float(t) for t in steps if -t >= bottom})
     ax.yaxis.set_major_locator(FixedLocator(ticks))
