@@ -91,7 +91,7 @@ def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequ
                         positions=[pos], widths=width * 0.8, showfliers=False,
                         patch_artist=True, manage_ticks=False,
                         boxprops={"facecolor": colour, "alpha": 0.35, "edgecolor": colour},
-                        medianprops={"color": "black", "linewidth": 1.2},
+                        medianprops={"color": "black", "linewidth": 1.4, "zorder": 4},
                         whiskerprops={"color": colour}, capprops={"color": colour})
             x = pos + rng.uniform(-_JITTER, _JITTER, len(values)) * width
             sc = ax.scatter(x, values, s=5, color=colour, alpha=0.75, linewidths=0, zorder=3)
