@@ -1,0 +1,45 @@
+"""The paper's figures (DESIGN.md §8) from the summary tables of :mod:`tabbench.aggregate`.
+
+Plots read only the summary folder, never ``data/`` or the per-epoch records, so regenerating
+them is cheap and independent of training. Each figure function returns the numbers it drew
+(read back from the artists) so tests can check them against the tables.
+
+Importing this package does not import matplotlib (the Snakemake rule files import
+:data:`FIGURE_STEMS` at parse time); :func:`make_figures` does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+
+#: figure stem (file name without extension) -> "module:function" drawing it
+FIGURES: dict[str, str] = {
+    "fig5_logloss_large": "boxes:fig5",
+    "figG2_logloss_all_methods": "boxes:fig_g2",
+    "figG1_logloss_vs_size": "size:fig_g1",
+    "figG3_error": "boxes:fig_g3",
+    "figG4_auroc": "boxes:fig_g4",
+    "figG5_best_epoch": "boxes:fig_g5",
+    "fig1_curves": "curves:fig1",
+}
+FIGURE_STEMS: tuple[str, ...] = tuple(FIGURES)
+
+
+def figure_function(stem: str) -> Callable[[dict, str | Path], dict]:
+    module, name = FIGURES[stem].split(":")
+    return getattr(importlib.import_module(f"tabbench.plots.{module}"), name)
+
+
+def figure_files(out_dir: str | Path) -> list[Path]:
+    """Every file :func:`make_figures` writes (PDF and PNG per figure)."""
+    return [Path(out_dir) / f"{stem}.{ext}" for stem in FIGURES for ext in ("pdf", "png")]
+
+
+def make_figures(summary: dict, out_dir: str | Path) -> dict[str, dict]:
+    """Draw every figure into ``out_dir``; returns stem -> what was drawn."""
+    return {stem: figure_function(stem)(summary, out_dir) for stem in FIGURES}
+
+
+__all__ = ["FIGURES", "FIGURE_STEMS", "figure_files", "figure_function", "make_figures"]

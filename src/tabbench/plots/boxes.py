@@ -1,0 +1,224 @@
+"""Box plots of relative differences (paper Fig. 5, G.2, G.3, G.4) and best epochs (Fig. G.5).
+
+Boxes show the quartiles and median, whiskers the 10%/90% quantiles (not 1.5 IQR: the paper's
+choice), every dataset is a point on top, one colour per model. The functions return what they
+drew, read back from the matplotlib artists, so a test can compare the figure with the summary
+tables instead of trusting that the right numbers were passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt  # noqa: E402  (after style sets the backend)
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from tabbench.aggregate import BASELINE, FIG5_METHODS, METHOD_NAMES, box_stats
+from tabbench.plots.style import (
+    WIDTH,
+    empty_panel,
+    figure_style,
+    lower_is_better,
+    model_colour,
+    model_label,
+    order_models,
+    save,
+    symlog_percent_axis,
+)
+
+REGIME_TITLES = {"default": "Default hyperparameters", "tuned": "Tuned hyperparameters"}
+METRIC_LABELS = {
+    "logloss": "test logloss",
+    "error": "test classification error",
+    "auroc": "test 1 − AUROC",
+    "brier": "test Brier score",
+    "ece": "test ECE",
+}
+STOPPING_LABELS = {
+    "logloss": "Logloss",
+    "brier": "Brier",
+    "error": "Accuracy",
+    "auroc": "AUROC",
+    "ts_ref": "TS-Ref.",
+    "ts_ref_brier": "Brier-Ref.",
+    "ts_ref_cv5": "TS-Ref.-5CV",
+    "ir_ref": "IR-Ref.",
+}
+_JITTER = 0.28  # fraction of a box's width over which its points are spread
+
+
+def _read_box(bp: dict, i: int) -> dict[str, float]:
+    """Box statistics back from the artists of box ``i`` of ``ax.boxplot``."""
+    ys = bp["boxes"][i].get_path().vertices[:, 1]
+    low, high = bp["whiskers"][2 * i], bp["whiskers"][2 * i + 1]
+    return {
+        "median": float(bp["medians"][i].get_ydata()[0]),
+        "q25": float(ys.min()),
+        "q75": float(ys.max()),
+        "q10": float(np.min(low.get_ydata())),
+        "q90": float(np.max(high.get_ydata())),
+    }
+
+
+def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequence[str],
+              data: pd.DataFrame, group_col: str, value_col: str, seed: int = 0
+              ) -> list[dict]:
+    """One box per (group, model) present in ``data``; points overlaid. Returns per box: the
+    group, model, plotted point values (from the scatter's offsets, in dataset order) and the
+    box statistics (from the box artists)."""
+    rng = np.random.default_rng(seed)
+    n_models = max(1, len(models))
+    width = 0.8 / n_models
+    drawn = []
+    for gi, group in enumerate(groups):
+        for mi, model in enumerate(models):
+            sub = data[(data[group_col] == group) & (data["model"] == model)]
+            if sub.empty:
+                continue
+            sub = sub.sort_values("dataset")
+            values = sub[value_col].to_numpy(dtype=float)
+            pos = gi + (mi - (n_models - 1) / 2) * width
+            colour = model_colour(model, list(all_models))
+            # ax.bxp with our own statistics: ax.boxplot(whis=(10, 90)) would end each whisker
+            # at the most extreme *data point* inside the quantile, not at the quantile itself
+            st = box_stats(values)
+            bp = ax.bxp([{"med": st["median"], "q1": st["q25"], "q3": st["q75"],
+                          "whislo": st["q10"], "whishi": st["q90"], "fliers": []}],
+                        positions=[pos], widths=width * 0.8, showfliers=False,
+                        patch_artist=True, manage_ticks=False,
+                        boxprops={"facecolor": colour, "alpha": 0.35, "edgecolor": colour},
+                        medianprops={"color": "black", "linewidth": 1.4, "zorder": 4},
+                        whiskerprops={"color": colour}, capprops={"color": colour})
+            x = pos + rng.uniform(-_JITTER, _JITTER, len(values)) * width
+            sc = ax.scatter(x, values, s=5, color=colour, alpha=0.75, linewidths=0, zorder=3)
+            drawn.append({
+                group_col: group,
+                "model": model,
+                "datasets": sub["dataset"].tolist(),
+                "values": sc.get_offsets()[:, 1].astype(float).tolist(),
+                **_read_box(bp, 0),
+            })
+    ax.set_xticks(range(len(groups)))
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    return drawn
+
+
+def _model_legend(fig, models: Sequence[str], all_models: Sequence[str]) -> None:
+    handles = [Patch(facecolor=model_colour(m, list(all_models)), alpha=0.6,
+                     edgecolor=model_colour(m, list(all_models)), label=model_label(m))
+               for m in models]
+    handles.append(Line2D([], [], color="black", lw=1.2, label="median"))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
+               bbox_to_anchor=(0.5, -0.01))
+
+
+def _n_datasets(df: pd.DataFrame) -> int:
+    return int(df["dataset"].nunique()) if len(df) else 0
+
+
+def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
+                   methods: Sequence[str], large_only: bool, what: str) -> dict:
+    """Box plots of the relative difference of ``metric`` per method, default and tuned panels.
+
+    ``large_only`` restricts to datasets with ≥ meta['large_rows'] rows (paper Fig. 5)."""
+    rel: pd.DataFrame = summary["relative"]
+    meta = summary["meta"]
+    large_rows = int(meta["large_rows"])
+    sub = rel[(rel["metric"] == metric) & rel["method"].isin(methods)]
+    if large_only:
+        sub = sub[sub["large"].astype(bool)]
+    methods = [m for m in METHOD_NAMES if m in set(methods)]
+    models = order_models(rel["model"].unique()) if len(rel) else []
+    regimes = ["default", "tuned"]
+    many = len(methods) > 5
+    with figure_style():
+        if many:
+            fig, axes = plt.subplots(2, 1, figsize=(WIDTH, 5.4), sharey=False)
+        else:
+            fig, axes = plt.subplots(1, 2, figsize=(WIDTH, 3.0), sharey=True)
+        subset_txt = (f"datasets with ≥ {large_rows:,} rows" if large_only else "all datasets")
+        n = _n_datasets(sub)
+        few = " — few datasets, read with care" if 0 < n < 10 else ""
+        fig.suptitle(f"{what}: {METRIC_LABELS.get(metric, metric)} relative to {BASELINE}, "
+                     f"{subset_txt} (n = {n}){few}")
+        drawn = []
+        for ax, regime in zip(axes, regimes, strict=False):
+            data = sub[sub["regime"] == regime]
+            nd = _n_datasets(data)
+            ax.set_title(f"{REGIME_TITLES[regime]} (n = {nd} datasets)")
+            if data.empty:
+                reason = (f"No dataset with ≥ {large_rows:,} rows in these results"
+                          if large_only and len(rel) else "No selected results for this regime")
+                empty_panel(ax, reason)
+                continue
+            boxes = box_panel(ax, methods, models, models, data, "method", "rel_diff")
+            for b in boxes:
+                b["regime"] = regime
+            drawn += boxes
+            symlog_percent_axis(ax, data["rel_diff"])
+            ax.axhline(0, color="0.5", lw=0.8, ls="--", zorder=0)
+            if many:
+                ax.set_xticklabels(methods, rotation=25, ha="right")
+            else:  # two lines ("TS-Ref." / "+TS") so four groups fit side by side
+                ax.set_xticklabels([m.replace("+TS", "\n+TS") for m in methods])
+            ax.set_ylabel(lower_is_better(f"Rel. diff. in {METRIC_LABELS.get(metric, metric)}"
+                                          " (%)"))
+            ax.yaxis.set_tick_params(labelleft=True)
+            ax.grid(axis="y", color="0.92", lw=0.6, zorder=0)
+        if models and not sub.empty:
+            _model_legend(fig, models, models)
+        fig.tight_layout(rect=(0, 0.05, 1, 1))
+        files = save(fig, out_dir, stem)
+    return {"files": files, "boxes": drawn, "n_datasets": n}
+
+
+def fig5(summary: dict, out_dir: str | Path) -> dict:
+    return relative_boxes(summary, out_dir, "fig5_logloss_large", "logloss", FIG5_METHODS,
+                          large_only=True, what="Fig. 5")
+
+
+def fig_g2(summary: dict, out_dir: str | Path) -> dict:
+    return relative_boxes(summary, out_dir, "figG2_logloss_all_methods", "logloss",
+                          METHOD_NAMES, large_only=True, what="Fig. G.2")
+
+
+def fig_g3(summary: dict, out_dir: str | Path) -> dict:
+    return relative_boxes(summary, out_dir, "figG3_error", "error", METHOD_NAMES,
+                          large_only=True, what="Fig. G.3")
+
+
+def fig_g4(summary: dict, out_dir: str | Path) -> dict:
+    return relative_boxes(summary, out_dir, "figG4_auroc", "auroc", METHOD_NAMES,
+                          large_only=True, what="Fig. G.4")
+
+
+def fig_g5(summary: dict, out_dir: str | Path) -> dict:
+    """Best epoch per stopping metric, default hyperparameters, one panel per model."""
+    table: pd.DataFrame = summary["best_epochs"]
+    models = order_models(table["model"].unique()) if len(table) else []
+    stoppings = [s for s in STOPPING_LABELS if s in set(table["stopping"])]
+    with figure_style():
+        ncols = max(1, len(models))
+        fig, axes = plt.subplots(1, ncols, figsize=(WIDTH, 3.0), squeeze=False)
+        n = _n_datasets(table)
+        fig.suptitle(f"Fig. G.5: best epoch per stopping metric, default hyperparameters, "
+                     f"mean over splits (n = {n} datasets)")
+        drawn = []
+        if not models:
+            empty_panel(axes[0, 0], "No selected results")
+        for ax, model in zip(axes[0], models, strict=False):
+            data = table[table["model"] == model]
+            boxes = box_panel(ax, stoppings, [model], models, data, "stopping", "epoch")
+            drawn += boxes
+            ax.set_xticklabels([STOPPING_LABELS[s] for s in stoppings], rotation=45, ha="right")
+            ax.set_title(f"{model_label(model)} (n = {_n_datasets(data)})")
+            ax.set_ylim(bottom=0)
+            ax.grid(axis="y", color="0.92", lw=0.6, zorder=0)
+        axes[0, 0].set_ylabel("Best epoch (XGBoost: boosting round)")
+        fig.tight_layout()
+        files = save(fig, out_dir, "figG5_best_epoch")
+    return {"files": files, "boxes": drawn, "n_datasets": n}

@@ -1,0 +1,97 @@
+"""Regenerate summary tables and figures from a results folder, without Snakemake.
+
+The folder may come from anywhere (a colleague's run, a cluster): it is only read, never
+written. Per (model, dataset) the cached ``selected/{model}/{dataset}.parquet`` is used when it is
+at least as new as every ``runs/{model}/{dataset}/split*.parquet``; otherwise (no selection yet,
+or runs newer than it) the selection is recomputed in memory from the runs, in parallel worker
+processes. A folder holding only ``selected/`` works too (the Fig. 1 analogue then says that no
+per-epoch record is available).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from tabbench.aggregate import LARGE_ROWS, aggregate_frames, load_selected, write_summary
+from tabbench.select import SELECTED_COLUMNS, select_files
+
+
+@dataclass
+class Pair:
+    """What a results folder holds for one (model, dataset)."""
+
+    model: str
+    dataset: str
+    selected: Path | None = None
+    runs: list[Path] = field(default_factory=list)
+
+    def selected_is_fresh(self) -> bool:
+        if self.selected is None:
+            return False
+        if not self.runs:
+            return True
+        newest = max(p.stat().st_mtime for p in self.runs)
+        return self.selected.stat().st_mtime >= newest
+
+
+def discover(results: str | Path) -> list[Pair]:
+    """Every (model, dataset) with a selected file or per-epoch records under ``results``."""
+    root = Path(results)
+    pairs: dict[tuple[str, str], Pair] = {}
+    for p in sorted((root / "selected").glob("*/*.parquet")):
+        key = (p.parent.name, p.stem)
+        pairs.setdefault(key, Pair(*key)).selected = p
+    for p in sorted((root / "runs").glob("*/*/split*.parquet")):
+        key = (p.parent.parent.name, p.parent.name)
+        pairs.setdefault(key, Pair(*key)).runs.append(p)
+    return [pairs[k] for k in sorted(pairs)]
+
+
+def _select(paths: list[Path]) -> pd.DataFrame:
+    return select_files(paths)
+
+
+def collect_selected(results: str | Path, jobs: int | None = None, reselect: bool = False
+                     ) -> tuple[pd.DataFrame, dict[str, int]]:
+    """All selected rows of a results folder (module docstring); also counts of
+    (reused, recomputed) pairs."""
+    pairs = discover(results)
+    reuse = [p for p in pairs if p.selected is not None and not reselect and p.selected_is_fresh()]
+    redo = [p for p in pairs if p not in reuse and p.runs]
+    frames = [load_selected([p.selected for p in reuse])] if reuse else []
+    jobs = jobs or os.cpu_count() or 1
+    if redo:
+        if jobs > 1 and len(redo) > 1:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                frames += list(pool.map(_select, [p.runs for p in redo], chunksize=4))
+        else:
+            frames += [_select(p.runs) for p in redo]
+    frames = [f for f in frames if len(f)]
+    selected = (pd.concat(frames, ignore_index=True) if frames
+                else pd.DataFrame({c: [] for c in SELECTED_COLUMNS}))
+    return selected, {"pairs": len(pairs), "reused": len(reuse), "recomputed": len(redo)}
+
+
+def regenerate(results: str | Path, out: str | Path, large_rows: int = LARGE_ROWS,
+               jobs: int | None = None, reselect: bool = False) -> dict[str, float]:
+    """Selection (where needed), summary tables (``out/summary/``) and every figure (``out/``)
+    from ``results``; returns the seconds spent per stage and the pair counts."""
+    from tabbench.plots import make_figures
+
+    t0 = time.perf_counter()
+    selected, counts = collect_selected(results, jobs, reselect)
+    t1 = time.perf_counter()
+    runs_dir = Path(results) / "runs"
+    frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows)
+    write_summary(frames, Path(out) / "summary")
+    t2 = time.perf_counter()
+    make_figures(frames, out)
+    t3 = time.perf_counter()
+    return {"select_s": t1 - t0, "aggregate_s": t2 - t1, "figures_s": t3 - t2,
+            "total_s": t3 - t0, **counts}

@@ -1,0 +1,143 @@
+"""Aggregation (DESIGN.md §7) on hand-made selected rows with hand-computed answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tabbench.aggregate import (
+    BASELINE,
+    aggregate,
+    best_epochs,
+    box_stats,
+    dataset_means,
+    read_summary,
+    relative_difference,
+    relative_differences,
+    summarise,
+)
+from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
+
+
+def sel_rows(rows: list[dict]) -> pd.DataFrame:
+    """Selected rows; unspecified test metrics are 1.0, sizes small."""
+    out = []
+    for r in rows:
+        row = {c: 1.0 for c in TEST_COLUMNS}
+        row.update(model="mlp", regime="default", config=0, epoch=1, val=0.0, n_candidates=1,
+                   n_skipped=0, beta=1.0, fit_seconds=1.0, params="{}", n_train=640, n_val=160,
+                   n_test=200, n_classes=2, n_rows=1000)
+        row.update(r)
+        out.append(row)
+    return pd.DataFrame(out)[list(SELECTED_COLUMNS)]
+
+
+def test_relative_difference_and_clipping():
+    v = np.array([1.1, 0.5, 3.0, 0.0, 0.0, 1.0, np.nan, 2.0])
+    b = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, np.nan])
+    got = relative_difference(v, b)
+    np.testing.assert_allclose(got[:6], [10.0, -50.0, 100.0, -100.0, 0.0, 100.0])
+    assert np.isnan(got[6]) and np.isnan(got[7])
+
+
+def test_mean_over_splits_comes_before_the_ratio():
+    # baseline (logloss stopping, +TS) per split: 1 and 3 -> mean 2
+    # TS-Ref.+TS per split: 1.5 and 2.5 -> mean 2 -> 0 % (a mean of ratios would give +16.7 %)
+    # Logloss (raw) per split: 2 and 4 -> mean 3 -> +50 %
+    sel = sel_rows([
+        {"dataset": "d", "split": 0, "stopping": "logloss", "test_logloss_ts": 1.0,
+         "test_logloss": 2.0},
+        {"dataset": "d", "split": 1, "stopping": "logloss", "test_logloss_ts": 3.0,
+         "test_logloss": 4.0},
+        {"dataset": "d", "split": 0, "stopping": "ts_ref", "test_logloss_ts": 1.5},
+        {"dataset": "d", "split": 1, "stopping": "ts_ref", "test_logloss_ts": 2.5},
+    ])
+    means = dataset_means(sel)
+    assert means.set_index("stopping").loc["logloss", "test_logloss_ts"] == 2.0
+    assert means["n_splits"].tolist() == [2, 2]
+    rel = relative_differences(means, metrics=["logloss"]).set_index("method")
+    assert rel.loc["TS-Ref.+TS", "rel_diff"] == 0.0
+    assert rel.loc["Logloss", "rel_diff"] == pytest.approx(50.0)
+    assert rel.loc[BASELINE, "rel_diff"] == 0.0
+    # methods of absent stopping metrics are simply not there
+    assert set(rel.index) == {"Logloss", BASELINE, "TS-Ref.+TS"}
+
+
+def test_methods_report_raw_or_ts_test_metrics_and_are_paired_per_model_and_regime():
+    sel = sel_rows([
+        {"dataset": "d", "split": 0, "stopping": "logloss", "test_error": 0.2,
+         "test_error_ts": 0.2, "test_logloss_ts": 0.5},
+        {"dataset": "d", "split": 0, "stopping": "error", "test_error": 0.9,
+         "test_error_ts": 0.1, "test_logloss_ts": 0.75},
+        # a different regime must not be compared with the default baseline
+        {"dataset": "d", "split": 0, "stopping": "logloss", "regime": "tuned",
+         "test_error_ts": 0.4, "test_logloss_ts": 1.0},
+    ])
+    rel = relative_differences(dataset_means(sel), metrics=["error", "logloss"])
+    r = rel.set_index(["regime", "metric", "method"])["rel_diff"]
+    assert r[("default", "error", "Accuracy+TS")] == pytest.approx(-50.0)  # _ts column: 0.1/0.2
+    assert r[("default", "logloss", "Accuracy+TS")] == pytest.approx(50.0)
+    assert r[("tuned", "logloss", BASELINE)] == 0.0
+    assert ("tuned", "logloss", "Accuracy+TS") not in r.index
+
+
+def test_summary_statistics_counts_and_wilcoxon():
+    # five datasets, TS-Ref.+TS relative differences -40, -20, -10, 0, +10 (%)
+    rows = []
+    for i, r in enumerate([-40.0, -20.0, -10.0, 0.0, 10.0]):
+        rows.append({"dataset": f"d{i}", "split": 0, "stopping": "logloss", "test_logloss_ts": 1.0,
+                     "n_rows": 20_000 if i < 2 else 1_000})
+        rows.append({"dataset": f"d{i}", "split": 0, "stopping": "ts_ref",
+                     "test_logloss_ts": 1.0 + r / 100.0, "n_rows": 20_000 if i < 2 else 1_000})
+    rel = relative_differences(dataset_means(sel_rows(rows)), metrics=["logloss"])
+    s = summarise(rel).set_index(["subset", "method"])
+    row = s.loc[("all", "TS-Ref.+TS")]
+    assert row["n"] == 5
+    assert (row["wins"], row["ties"], row["losses"]) == (3, 1, 1)
+    assert row["median"] == pytest.approx(-10.0)
+    assert row["mean"] == pytest.approx(-12.0)
+    # linear quantiles of [-40, -20, -10, 0, 10]: q10 at position 0.4 -> -32, q90 at 3.6 -> 6
+    assert (row["q10"], row["q25"], row["q75"], row["q90"]) == pytest.approx((-32, -20, 0, 6))
+    # zeros dropped: ranks of |-40|, |-20|, |-10|, |10| = 4, 3, 1.5, 1.5; W+ = 1.5. Over the
+    # 2^4 equally likely sign patterns, W+ <= 1.5 for {}, {1.5}, {1.5'}: P = 3/16, two-sided 0.375
+    assert row["p_wilcoxon"] == pytest.approx(0.375)
+    assert np.isnan(s.loc[("all", BASELINE), "p_wilcoxon"])
+    large = s.loc[("large", "TS-Ref.+TS")]
+    assert large["n"] == 2 and large["median"] == pytest.approx(-30.0)
+
+
+def test_box_stats_on_empty_input_are_nan():
+    assert all(np.isnan(v) for v in box_stats(np.array([])).values())
+
+
+def test_best_epochs_are_averaged_over_splits_for_default_models_only():
+    sel = sel_rows([
+        {"dataset": "d", "split": 0, "stopping": "ts_ref", "epoch": 10},
+        {"dataset": "d", "split": 1, "stopping": "ts_ref", "epoch": 20},
+        {"dataset": "d", "split": 0, "stopping": "ts_ref", "epoch": 99, "regime": "tuned"},
+    ])
+    t = best_epochs(sel)
+    assert t["epoch"].tolist() == [15.0] and t["n_splits"].tolist() == [2]
+
+
+def test_aggregate_writes_readable_tables(tmp_path):
+    sel = sel_rows([
+        {"dataset": "d", "split": 0, "stopping": "logloss", "test_logloss_ts": 2.0},
+        {"dataset": "d", "split": 0, "stopping": "ts_ref", "test_logloss_ts": 1.0},
+    ])
+    p = tmp_path / "sel.parquet"
+    sel.to_parquet(p, index=False)
+    aggregate([p], tmp_path / "summary", runs_dir=None, large_rows=500)
+    s = read_summary(tmp_path / "summary")
+    assert s["meta"]["n_large_datasets"] == 1 and s["meta"]["large_rows"] == 500
+    rel = s["relative"].set_index(["metric", "method"])
+    assert rel.loc[("logloss", "TS-Ref.+TS"), "rel_diff"] == pytest.approx(-50.0)
+    assert "| mlp | default | TS-Ref.+TS | 1 | -50.00 |" in s["markdown"]
+    assert s["curve"].empty
+
+
+def test_empty_selection_gives_empty_tables(tmp_path):
+    aggregate([], tmp_path / "summary")
+    s = read_summary(tmp_path / "summary")
+    assert s["relative"].empty and s["summary"].empty and s["meta"]["n_datasets"] == 0

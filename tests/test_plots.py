@@ -1,0 +1,171 @@
+"""Every figure is written, and what it shows equals the summary tables.
+
+The figure functions return the numbers read back from the matplotlib artists (scatter offsets,
+box and whisker line coordinates, curve data); these are compared with the tables written by
+:mod:`tabbench.aggregate` — the same files the Snakemake plot rule reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tabbench.aggregate import aggregate, aggregate_frames, read_summary
+from tabbench.plots import FIGURE_STEMS, figure_files, figure_function, make_figures
+from tabbench.results_folder import collect_selected
+from tabbench.select import write_selected
+from tabbench.synthetic import DEMO_DATASETS, write_synthetic_results
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = ("xgboost", "mlp", "realmlp")
+DATASETS = [d for d in DEMO_DATASETS if d.name in
+            ("adult", "MagicTelescope", "pendigits", "phoneme", "segment", "credit-g")]
+EPOCHS = {"xgboost": (20, 30), "mlp": (12, 12), "realmlp": (12, 12)}
+BOX_FIGURES = {  # stem -> (metric, large only)
+    "fig5_logloss_large": ("logloss", True),
+    "figG2_logloss_all_methods": ("logloss", True),
+    "figG3_error": ("error", True),
+    "figG4_auroc": ("auroc", True),
+}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("results")
+    write_synthetic_results(root, DATASETS, MODELS, n_splits=2, n_configs=3, epochs=EPOCHS)
+    for model in MODELS:
+        for ds in DATASETS:
+            runs = sorted((root / "runs" / model / ds.name).glob("split*.parquet"))
+            write_selected(runs, root / "selected" / model / f"{ds.name}.parquet")
+    return root
+
+
+@pytest.fixture(scope="module")
+def drawn(results: Path, tmp_path_factory):
+    """Summary written to disk, read back, every figure drawn from it."""
+    summary_dir = tmp_path_factory.mktemp("summary")
+    aggregate(sorted((results / "selected").glob("*/*.parquet")), summary_dir,
+              runs_dir=results / "runs", large_rows=10_000)
+    summary = read_summary(summary_dir)
+    out = tmp_path_factory.mktemp("figures")
+    return summary, make_figures(summary, out), out
+
+
+def test_every_figure_file_exists_and_is_not_empty(drawn):
+    _, _, out = drawn
+    for path in figure_files(out):
+        assert path.exists() and path.stat().st_size > 5_000, path
+        head = path.read_bytes()[:8]
+        assert head.startswith(b"%PDF" if path.suffix == ".pdf" else b"\x89PNG"), path
+
+
+def test_every_figure_has_a_report_caption():
+    for stem in FIGURE_STEMS:
+        caption = REPO / "workflow" / "report" / f"{stem}.rst"
+        assert caption.exists() and len(caption.read_text()) > 100, stem
+
+
+@pytest.mark.parametrize("stem", sorted(BOX_FIGURES))
+def test_box_figures_show_the_relative_table_and_the_summary_statistics(drawn, stem):
+    summary, figs, _ = drawn
+    metric, large_only = BOX_FIGURES[stem]
+    rel, stats = summary["relative"], summary["summary"]
+    boxes = figs[stem]["boxes"]
+    expected = rel[(rel["metric"] == metric) & (rel["large"] if large_only else True)]
+    if stem.startswith("fig5"):
+        expected = expected[expected["method"].isin(
+            ["Logloss", "Logloss+TS", "TS-Ref.+TS", "Accuracy+TS"])]
+    # one box per (regime, method, model) present in the table, none invented
+    want_keys = set(map(tuple, expected[["regime", "method", "model"]].drop_duplicates().values))
+    assert {(b["regime"], b["method"], b["model"]) for b in boxes} == want_keys
+    assert len(boxes) > 0
+    subset = "large" if large_only else "all"
+    for b in boxes:
+        rows = expected[(expected["regime"] == b["regime"]) & (expected["method"] == b["method"])
+                        & (expected["model"] == b["model"])].sort_values("dataset")
+        assert b["datasets"] == rows["dataset"].tolist()
+        np.testing.assert_allclose(b["values"], rows["rel_diff"].to_numpy(), rtol=1e-12)
+        s = stats[(stats["subset"] == subset) & (stats["metric"] == metric)
+                  & (stats["regime"] == b["regime"]) & (stats["method"] == b["method"])
+                  & (stats["model"] == b["model"])]
+        assert len(s) == 1
+        for q in ("median", "q10", "q25", "q75", "q90"):
+            assert b[q] == pytest.approx(float(s[q].iloc[0]), rel=1e-9, abs=1e-12), (b, q)
+
+
+def test_best_epoch_figure_matches_tables(drawn):
+    summary, figs, _ = drawn
+    table, stats = summary["best_epochs"], summary["best_epochs_summary"]
+    boxes = figs["figG5_best_epoch"]["boxes"]
+    assert len(boxes) == len(stats) > 0
+    for b in boxes:
+        rows = table[(table["model"] == b["model"]) & (table["stopping"] == b["stopping"])]
+        rows = rows.sort_values("dataset")
+        np.testing.assert_allclose(b["values"], rows["epoch"].to_numpy())
+        s = stats[(stats["model"] == b["model"]) & (stats["stopping"] == b["stopping"])].iloc[0]
+        for q in ("median", "q10", "q25", "q75", "q90"):
+            assert b[q] == pytest.approx(float(s[q]))
+
+
+def test_size_figure_matches_relative_table(drawn):
+    summary, figs, _ = drawn
+    rel = summary["relative"]
+    want = rel[(rel["metric"] == "logloss") & (rel["method"] == "TS-Ref.+TS")]
+    points = figs["figG1_logloss_vs_size"]["points"]
+    assert sum(len(p["values"]) for p in points) == len(want) > 0
+    for p in points:
+        rows = want[(want["regime"] == p["regime"]) & (want["model"] == p["model"])]
+        rows = rows.sort_values("dataset")
+        np.testing.assert_allclose(p["values"], rows["rel_diff"].to_numpy())
+        np.testing.assert_allclose(p["n_rows"], rows["n_rows"].to_numpy())
+
+
+def test_curve_figure_matches_curve_table(drawn):
+    summary, figs, _ = drawn
+    curve = summary["curve"]
+    lines = figs["fig1_curves"]["lines"]
+    assert not curve.empty and curve["model"].iloc[0] == "mlp"
+    assert curve["dataset"].iloc[0] == "adult"  # the largest dataset
+    np.testing.assert_allclose(lines["Val. logloss"]["value"], curve["val_logloss"])
+    np.testing.assert_allclose(lines["Val. TS-refinement"]["value"], curve["val_ts_ref"])
+    np.testing.assert_allclose(lines["Calibration error"]["value"], curve["calibration_gap"])
+    finite = curve["val_ts_ref"].where(np.isfinite(curve["val_ts_ref"]), np.inf)
+    assert lines["Val. TS-refinement"]["argmin_epoch"] == curve["epoch"].iloc[int(finite.argmin())]
+
+
+def test_no_large_dataset_gives_an_explanatory_panel(drawn, tmp_path):
+    summary, _, _ = drawn
+    small = dict(summary)
+    small["relative"] = summary["relative"].assign(large=False)
+    small["meta"] = dict(summary["meta"], large_rows=10**9)
+    res = figure_function("fig5_logloss_large")(small, tmp_path)
+    assert res["boxes"] == [] and res["n_datasets"] == 0
+    assert all(p.stat().st_size > 1000 for p in res["files"])
+
+
+def test_empty_results_render_every_figure(tmp_path):
+    aggregate([], tmp_path / "summary")
+    figs = make_figures(read_summary(tmp_path / "summary"), tmp_path / "figs")
+    assert set(figs) == set(FIGURE_STEMS)
+    assert all(p.exists() for p in figure_files(tmp_path / "figs"))
+
+
+def test_cli_regenerates_from_a_results_folder(results, drawn, tmp_path):
+    """`tabbench figures --results`: reuses fresh selections, recomputes missing ones, and
+    gives the same summary as the Snakemake path."""
+    from tabbench import cli
+
+    if "tabbench.results_commands" not in cli.COMMAND_MODULES:
+        cli.COMMAND_MODULES.append("tabbench.results_commands")
+    out = tmp_path / "out"
+    assert cli.main(["figures", "--results", str(results), "--out", str(out), "--jobs", "1"]) == 0
+    assert all(p.exists() for p in figure_files(out))
+    summary, _, _ = drawn
+    pd.testing.assert_frame_equal(read_summary(out / "summary")["summary"], summary["summary"])
+    selected, counts = collect_selected(results, jobs=1, reselect=True)
+    assert counts["recomputed"] == counts["pairs"] == len(MODELS) * len(DATASETS)
+    again = aggregate_frames(selected, results / "runs", 10_000)
+    pd.testing.assert_frame_equal(again["relative"], summary["relative"])

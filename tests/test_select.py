@@ -1,0 +1,189 @@
+"""Selection rules (DESIGN.md §7) on hand-made per-epoch tables with known answers.
+
+Every test column is filled with ``1000·config + epoch`` so the selected (config, epoch) can be
+read off the reported test metric: this checks that the test values come from the selected row,
+not just that the right indices were computed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tabbench.records import STOPPING_METRIC_IDS, record_columns, val_column
+from tabbench.select import SELECTED_COLUMNS, select_files, select_table, write_selected
+from tabbench.synthetic import SyntheticDataset, synthetic_run
+
+INF = np.inf
+NAN = np.nan
+
+
+def records(curves: dict[int, list[float]], metric: str = "logloss", split: int = 0,
+            other: float = 5.0) -> pd.DataFrame:
+    """Records of one split: ``curves[config]`` = val_<metric> per epoch; every other stopping
+    metric is ``other`` (constant: its first epoch wins)."""
+    rows = []
+    for config, vals in curves.items():
+        for e, v in enumerate(vals, start=1):
+            row = {c: 0.0 for c in record_columns()}
+            row.update(model="mlp", dataset="toy", split=split, config=config, epoch=e,
+                       params=f'{{"c": {config}}}', fit_seconds=float(e), beta=1.0,
+                       n_train=640, n_val=160, n_test=200, n_classes=2)
+            for m in STOPPING_METRIC_IDS:
+                row[val_column(m)] = other
+            row[val_column(metric)] = v
+            for c in record_columns():
+                if c.startswith("test_"):
+                    row[c] = 1000.0 * config + e + (0.5 if c.endswith("_ts") else 0.0)
+            rows.append(row)
+    df = pd.DataFrame(rows)[record_columns()]
+    for c in ("split", "config", "epoch", "n_train", "n_val", "n_test", "n_classes"):
+        df[c] = df[c].astype(np.int64)
+    return df
+
+
+def pick(sel: pd.DataFrame, regime: str, stopping: str = "logloss", split: int = 0) -> pd.Series:
+    row = sel[(sel["regime"] == regime) & (sel["stopping"] == stopping) & (sel["split"] == split)]
+    assert len(row) == 1, row
+    return row.iloc[0]
+
+
+def test_first_epoch_wins_ties_and_test_values_come_from_that_row():
+    sel = select_table(records({0: [3.0, 1.0, 1.0, 2.0], 1: [2.0, 2.0]}))
+    r = pick(sel, "default")
+    assert (r["config"], r["epoch"], r["val"]) == (0, 2, 1.0)
+    assert r["test_logloss"] == 2.0 and r["test_logloss_ts"] == 2.5
+    assert r["fit_seconds"] == 2.0 and r["params"] == '{"c": 0}'
+
+
+def test_non_finite_epochs_are_never_selected():
+    sel = select_table(records({0: [NAN, 2.0, -INF, 1.5, INF, NAN]}))
+    r = pick(sel, "default")
+    assert (r["epoch"], r["val"]) == (4, 1.5)
+
+
+def test_all_nan_config_is_skipped_and_counted():
+    sel = select_table(records({0: [1.0], 1: [NAN, NAN, NAN], 2: [0.9, 0.7], 3: [NAN, 0.8]}))
+    r = pick(sel, "tuned")
+    assert (r["config"], r["epoch"], r["val"]) == (2, 2, 0.7)
+    assert (r["n_candidates"], r["n_skipped"]) == (2, 1)
+    assert r["test_error_ts"] == 2002.5
+
+
+def test_tuned_ties_go_to_the_lowest_config_and_never_to_config_0():
+    # config 0 is best overall but is not a tuned candidate; configs 2 and 3 tie at 0.5
+    sel = select_table(records({0: [0.1], 3: [0.9, 0.5], 2: [0.5, 0.6], 1: [0.7]}))
+    assert (pick(sel, "tuned")["config"], pick(sel, "tuned")["epoch"]) == (2, 1)
+    assert (pick(sel, "default")["config"], pick(sel, "default")["val"]) == (0, 0.1)
+
+
+def test_default_is_config_0_even_when_worse_and_missing_when_all_nan():
+    sel = select_table(records({0: [9.0, 8.0], 1: [1.0]}))
+    assert (pick(sel, "default")["config"], pick(sel, "default")["epoch"]) == (0, 2)
+    sel = select_table(records({0: [NAN, NAN], 1: [1.0]}))
+    assert sel[(sel["regime"] == "default") & (sel["stopping"] == "logloss")].empty
+    assert pick(sel, "tuned")["config"] == 1
+
+
+def test_no_tuned_rows_without_random_configs():
+    sel = select_table(records({0: [1.0, 0.5]}))
+    assert set(sel["regime"]) == {"default"}
+    assert len(sel) == len(STOPPING_METRIC_IDS)
+
+
+def test_each_stopping_metric_uses_its_own_column():
+    df = records({0: [3.0, 2.0, 1.0]}, metric="logloss", other=5.0)
+    df[val_column("ts_ref")] = [1.0, 2.0, 3.0]
+    sel = select_table(df)
+    assert pick(sel, "default", "logloss")["epoch"] == 3
+    assert pick(sel, "default", "ts_ref")["epoch"] == 1
+    assert pick(sel, "default", "brier")["epoch"] == 1  # constant column: first epoch
+
+
+def test_row_order_does_not_matter_and_splits_stay_apart():
+    a = records({0: [2.0, 1.0], 1: [0.5, 0.4], 2: [0.4, 0.6]}, split=0)
+    b = records({0: [1.0, 2.0], 1: [0.3, 0.9], 2: [0.8, 0.2]}, split=1)
+    both = pd.concat([a, b], ignore_index=True)
+    shuffled = both.sample(frac=1.0, random_state=0)
+    s1, s2 = select_table(both), select_table(shuffled)
+    pd.testing.assert_frame_equal(s1, s2)
+    assert (pick(s1, "tuned", split=0)["config"], pick(s1, "tuned", split=0)["epoch"]) == (1, 2)
+    assert pick(s1, "tuned", split=0)["val"] == pytest.approx(0.4)  # tie 0.4: config 1 < 2
+    assert (pick(s1, "tuned", split=1)["config"], pick(s1, "tuned", split=1)["epoch"]) == (2, 2)
+    assert list(s1.columns) == list(SELECTED_COLUMNS)
+    assert (s1["n_rows"] == 1000).all()
+
+
+def test_duplicate_rows_are_rejected():
+    df = records({0: [1.0, 2.0]})
+    with pytest.raises(ValueError, match="more than once"):
+        select_table(pd.concat([df, df.iloc[[0]]]).iloc[::-1])
+
+
+def _naive(df: pd.DataFrame) -> pd.DataFrame:
+    """Loop-based reference implementation of DESIGN.md §7."""
+    out = []
+    for split, sdf in df.groupby("split"):
+        for m in STOPPING_METRIC_IDS:
+            best = {}
+            for config, g in sdf.groupby("config"):
+                g = g.sort_values("epoch")
+                v = g[val_column(m)].to_numpy()
+                ok = np.isfinite(v)
+                if not ok.any():
+                    continue
+                i = int(np.flatnonzero(ok & (v == v[ok].min()))[0])
+                best[config] = (v[i], int(g["epoch"].iloc[i]))
+            for regime in ("default", "tuned"):
+                cands = {c: b for c, b in best.items() if (c == 0) == (regime == "default")}
+                if not cands:
+                    continue
+                c = min(sorted(cands), key=lambda k: cands[k][0])
+                out.append((split, regime, m, c, cands[c][1]))
+    return pd.DataFrame(out, columns=["split", "regime", "stopping", "config", "epoch"])
+
+
+def test_matches_a_loop_reference_on_synthetic_runs_with_nans_and_ties():
+    ds = SyntheticDataset("toy", 1_200, 3)
+    df = pd.concat([synthetic_run("mlp", ds, s, n_configs=12, epochs=(30, 30),
+                                  diverge_rate=0.3, seed=7) for s in range(2)])
+    assert df[val_column("logloss")].isna().any()
+    assert df.duplicated(["split", "config", val_column("error")]).any()  # accuracy ties
+    got = select_table(df)[["split", "regime", "stopping", "config", "epoch"]]
+    want = _naive(df)
+    key = ["split", "regime", "stopping"]
+    pd.testing.assert_frame_equal(got.sort_values(key, ignore_index=True),
+                                  want.sort_values(key, ignore_index=True), check_dtype=False)
+
+
+def test_select_files_reads_one_file_per_split(tmp_path):
+    paths = []
+    for s in range(2):
+        p = tmp_path / f"split{s}.parquet"
+        records({0: [2.0, 1.0 + s], 1: [0.5]}, split=s).to_parquet(p, index=False)
+        paths.append(p)
+    out = tmp_path / "sel" / "x.parquet"
+    sel = write_selected(paths, out)
+    assert out.exists()
+    pd.testing.assert_frame_equal(pd.read_parquet(out), sel)
+    assert sorted(sel["split"].unique()) == [0, 1]
+    with pytest.raises(ValueError, match="several files"):
+        select_files([paths[0], paths[0]])
+    other = tmp_path / "other.parquet"
+    records({0: [1.0]}).assign(dataset="other").to_parquet(other, index=False)
+    with pytest.raises(ValueError, match="several"):
+        select_files([paths[0], other])
+
+
+def test_cli_select_writes_the_selection(tmp_path):
+    from tabbench import cli
+
+    if "tabbench.results_commands" not in cli.COMMAND_MODULES:
+        cli.COMMAND_MODULES.append("tabbench.results_commands")
+    run = tmp_path / "split0.parquet"
+    records({0: [2.0, 1.0], 1: [0.5, 0.7]}).to_parquet(run, index=False)
+    out = tmp_path / "selected" / "mlp" / "toy.parquet"
+    assert cli.main(["select", "--runs", str(run), "--out", str(out)]) == 0
+    sel = pd.read_parquet(out)
+    assert (pick(sel, "tuned")["config"], pick(sel, "default")["epoch"]) == (1, 2)
