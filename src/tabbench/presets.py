@@ -27,6 +27,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "n_splits": 5,
         "n_configs": 30,
         "max_rows": 100_000,
+        "figures_large_rows": 10_000,
         "epochs": dict(PAPER_EPOCHS),
     },
     "demo": {
@@ -36,6 +37,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "n_splits": 2,
         "n_configs": 2,
         "max_rows": 3_000,
+        # every dataset is capped at 3,000 rows here, so "large" = those that reach the cap
+        "figures_large_rows": 3_000,
         "epochs": {"xgboost_default": 100, "xgboost_tuned": 200, "mlp": 24, "realmlp": 24},
     },
     "smoke": {
@@ -45,12 +48,22 @@ PRESETS: dict[str, dict[str, Any]] = {
         "n_splits": 1,
         "n_configs": 1,
         "max_rows": 1_500,
+        "figures_large_rows": 1_500,
         "epochs": {"xgboost_default": 10, "xgboost_tuned": 10, "mlp": 3, "realmlp": 3},
     },
 }
 
 #: keys a preset may fill in; ``null`` in config.yaml means "take the preset's value".
-PRESET_KEYS = ("suite", "sources", "models", "n_splits", "n_configs", "max_rows", "epochs")
+PRESET_KEYS = (
+    "suite",
+    "sources",
+    "models",
+    "n_splits",
+    "n_configs",
+    "max_rows",
+    "figures_large_rows",
+    "epochs",
+)
 
 
 def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
