@@ -28,6 +28,7 @@ from tabbench.metrics.temperature import (
     SampleStats,
     Workspace,
     _initial_log_beta,
+    column_sums,
     epoch_blocks,
     fit_log_beta_prepared,
     newton_log_beta,
@@ -91,12 +92,18 @@ def stopping_metrics_batched(
     n_epochs = z.shape[0]
     out = {m: np.full(n_epochs, np.nan) for m in (*STOPPING_METRIC_IDS, "beta")}
     folds = _cached_folds(labels)
+    if folds is not None:  # order samples by fold: folds become contiguous column blocks
+        perm = np.argsort(folds, kind="stable")
+        labels = labels[perm]
+        bounds = np.searchsorted(folds[perm], np.arange(CV_FOLDS + 1))
     b_init = _initial_log_beta(beta0, n_epochs)
     b_prev: float | None = None
+    ws = (Workspace(), Workspace(), Workspace())  # raw, full-data TS, CV folds; reused by blocks
     for sl in epoch_blocks(z.shape):
-        prep = prepare(z[sl], labels)
+        zb = z[sl] if folds is None else z[sl][:, perm]
+        prep = prepare(zb, labels)
         b0 = b_init[sl] if b_init is not None else b_prev
-        res = _stopping_block(prep, folds, b0)
+        res = _stopping_block(prep, None if folds is None else bounds, b0, ws)
         for m, v in res.items():
             out[m][sl] = np.where(prep.finite, v, np.nan)
         finite_b = np.log(res["beta"][prep.finite])
@@ -105,20 +112,22 @@ def stopping_metrics_batched(
     return out
 
 
-def _stopping_block(prep: Prepared, folds: np.ndarray | None, b0) -> dict[str, np.ndarray]:
+def _stopping_block(
+    prep: Prepared, bounds: np.ndarray | None, b0, ws: tuple[Workspace, ...]
+) -> dict[str, np.ndarray]:
     n, k = prep.n_samples, prep.n_classes
-    raw = sample_stats(prep, np.ones(prep.n_epochs), Workspace())
+    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0])
     res = {
         "logloss": raw.nll.mean(axis=1, dtype=np.float64),
-        "brier": smoothed_brier(raw, k, None).mean(axis=1),
+        "brier": smoothed_brier(raw, k, None).mean(axis=1, dtype=np.float64),
         "error": 1.0 - prep.top_is_y.mean(axis=1),
     }
 
-    b, ts = fit_log_beta_prepared(prep, b0, Workspace())
+    b, ts = fit_log_beta_prepared(prep, b0, ws[1])
     res["beta"] = np.exp(b)
-    res["ts_ref"] = smoothed_nll(ts, k, n).mean(axis=1)
-    res["ts_ref_brier"] = smoothed_brier(ts, k, n).mean(axis=1)
-    res["ts_ref_cv5"] = _ts_ref_cv(prep, folds, b, ts)
+    res["ts_ref"] = smoothed_nll(ts, k, n).mean(axis=1, dtype=np.float64)
+    res["ts_ref_brier"] = smoothed_brier(ts, k, n).mean(axis=1, dtype=np.float64)
+    res["ts_ref_cv5"] = _ts_ref_cv(prep, bounds, b, ts, ws[2])
 
     auc, ir = _rank_metrics(prep, raw)
     res["auroc"] = 1.0 - auc
@@ -126,55 +135,104 @@ def _stopping_block(prep: Prepared, folds: np.ndarray | None, b0) -> dict[str, n
     return res
 
 
-def _ts_ref_cv(prep: Prepared, folds, b_all: np.ndarray, ts_all: SampleStats) -> np.ndarray:
+def _ts_ref_cv(
+    prep: Prepared,
+    bounds: np.ndarray | None,
+    b_all: np.ndarray,
+    ts_all: SampleStats,
+    ws: Workspace,
+) -> np.ndarray:
     """TS fit on 4/5, smoothed log loss on the held-out 1/5, averaged over all N samples.
 
-    Each fold's Newton search starts at the full-data optimum with a step computed from the
-    full-data per-sample derivatives (free), so it typically needs 1–2 evaluations.
+    Samples are ordered by fold (fold f = columns bounds[f]:bounds[f+1]). Each fold's Newton
+    search starts at the full-data optimum with a step computed from the full-data per-sample
+    derivatives (free), so it typically needs 1–2 evaluations.
     """
-    if folds is None:
+    if bounds is None:
         return np.full(prep.n_epochs, np.nan)
     total = np.zeros(prep.n_epochs)
-    ws = Workspace()
-    for f in range(CV_FOLDS):
-        train = folds != f
-        n_fit = int(train.sum())
-        g0 = np.sum(ts_all.g, axis=1, dtype=np.float64, where=train[None, :]) / n_fit
-        h0 = np.sum(ts_all.h, axis=1, dtype=np.float64, where=train[None, :]) / n_fit
+    for f in range(len(bounds) - 1):
+        held = slice(int(bounds[f]), int(bounds[f + 1]))
+        n_fit = prep.n_samples - (held.stop - held.start)
+        g0 = column_sums(ts_all.g, held) / n_fit
+        h0 = column_sums(ts_all.h, held) / n_fit
         _, st = newton_log_beta(
-            weighted_derivatives(prep, train, ws), b_all, first_derivs=(g0, h0)
+            weighted_derivatives(prep, held, ws), b_all, first_derivs=(g0, h0)
         )
-        total += smoothed_nll(st, prep.n_classes, n_fit)[:, ~train].sum(axis=1)
+        total += smoothed_nll(st, prep.n_classes, n_fit, held).sum(axis=1, dtype=np.float64)
     return total / prep.n_samples
 
 
 def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndarray]:
-    """AUROC (one-vs-rest, macro over classes present) and isotonic refinement ``ir_ref``."""
+    """AUROC (one-vs-rest, macro over classes present) and isotonic refinement ``ir_ref``.
+
+    ir_ref follows sklearn's ``CalibratedClassifierCV(method="isotonic")`` on the fixed
+    probabilities, restricted like probmetrics to the classes present in y: their
+    probabilities are renormalised, calibrated (two present classes: the binary way, one
+    isotonic fit on the second class), absent classes get probability 0, and the result is
+    Laplace-smoothed over all K classes. When every class is present, the (epoch, class) rows
+    are sorted once for both AUROC and the isotonic fits.
+    """
     y, n, k = prep.y, prep.n_samples, prep.n_classes
     a, c = n / (n + 1.0), 1.0 / ((n + 1.0) * k)
     if prep.binary:
         rows = sort_rows(prep.diff.astype(np.float64))
         sorted_pos = (y == 1)[rows.order]
         auc = auroc_rows(rows, sorted_pos)
-        p1 = unsort(isotonic_rows(rows, sorted_pos), rows)
-        py = np.where(y == 1, p1, 1.0 - p1)
+        py = _binary_isotonic_py(rows, sorted_pos, y == 1)
     else:
-        counts = np.bincount(y, minlength=k)
-        present = np.flatnonzero(counts)
-        rows, sorted_pos = _class_rows(prep, _log_proba(prep, raw), present)
-        auc_ek = auroc_rows(rows, sorted_pos).reshape(prep.n_epochs, len(present))
-        auc = auc_ek.mean(axis=1) if len(present) >= 2 else np.full(prep.n_epochs, np.nan)
-        cal = unsort(isotonic_rows(rows, sorted_pos), rows).reshape(
-            prep.n_epochs, len(present), n
-        )
-        denom = cal.sum(axis=1)
-        slot = np.searchsorted(present, y)  # y's row among the present classes
-        cal_y = np.take_along_axis(cal, np.broadcast_to(slot, (prep.n_epochs, 1, n)), axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            py = np.where(denom > 0, cal_y[:, 0] / denom, 1.0 / k)
+        present = np.flatnonzero(np.bincount(y, minlength=k))
+        log_p = _log_proba(prep, raw)
+        if len(present) == k:
+            rows, sorted_pos = _class_rows(prep, log_p, present)
+            auc = _mean_auroc(rows, sorted_pos, prep.n_epochs, len(present))
+            py = _multiclass_isotonic_py(prep, rows, sorted_pos, present)
+        else:
+            rows, sorted_pos = _class_rows(prep, log_p, present)
+            auc = _mean_auroc(rows, sorted_pos, prep.n_epochs, len(present))
+            log_p = log_p[:, present]  # renormalise over the present classes
+            log_p -= _logsumexp(log_p, axis=1)[:, None, :]
+            if len(present) == 1:
+                py = np.ones((prep.n_epochs, n))
+            elif len(present) == 2:
+                second = y == present[1]
+                rows = sort_rows(log_p[:, 1])
+                py = _binary_isotonic_py(rows, second[rows.order], second)
+            else:
+                rows, sorted_pos = _class_rows(prep, log_p, np.arange(len(present)), present)
+                py = _multiclass_isotonic_py(prep, rows, sorted_pos, present)
     with np.errstate(divide="ignore"):
         ir = -np.log(a * py + c).mean(axis=1)
     return auc, ir
+
+
+def _mean_auroc(rows, sorted_pos, n_epochs: int, n_present: int) -> np.ndarray:
+    if n_present < 2:
+        return np.full(n_epochs, np.nan)
+    return auroc_rows(rows, sorted_pos).reshape(n_epochs, n_present).mean(axis=1)
+
+
+def _binary_isotonic_py(rows, sorted_pos: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """p_y (E, N) after one isotonic fit of the positive class (the other gets 1 − p)."""
+    p1 = unsort(isotonic_rows(rows, sorted_pos), rows)
+    return np.where(positive, p1, 1.0 - p1)
+
+
+def _multiclass_isotonic_py(prep: Prepared, rows, sorted_pos, classes: np.ndarray) -> np.ndarray:
+    """p_y (E, N) after one-vs-rest isotonic fits of ``classes``, renormalised (uniform when
+    every fit gives 0, as sklearn)."""
+    n_epochs, n = prep.n_epochs, prep.n_samples
+    cal = unsort(isotonic_rows(rows, sorted_pos), rows).reshape(n_epochs, len(classes), n)
+    denom = cal.sum(axis=1)
+    slot = np.searchsorted(classes, prep.y)  # y's row among the calibrated classes
+    cal_y = np.take_along_axis(cal, np.broadcast_to(slot, (n_epochs, 1, n)), axis=1)[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, cal_y / denom, 1.0 / len(classes))
+
+
+def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
+    m = x.max(axis=axis, keepdims=True)
+    return (m + np.log(np.exp(x - m).sum(axis=axis, keepdims=True))).squeeze(axis)
 
 
 def _log_proba(prep: Prepared, st: SampleStats, beta: np.ndarray | None = None) -> np.ndarray:
@@ -186,11 +244,14 @@ def _log_proba(prep: Prepared, st: SampleStats, beta: np.ndarray | None = None) 
     return zc
 
 
-def _class_rows(prep: Prepared, log_p: np.ndarray, classes: np.ndarray):
-    """Sort one-vs-rest rows (epoch, class) of log-probabilities for the given classes."""
-    scores = log_p[:, classes, :].reshape(-1, prep.n_samples)
+def _class_rows(
+    prep: Prepared, log_p: np.ndarray, columns: np.ndarray, labels: np.ndarray | None = None
+):
+    """Sort one-vs-rest rows (epoch, class) of log-probabilities: ``log_p[:, columns]``
+    scored against the class codes ``labels`` (default: the same as ``columns``)."""
+    scores = log_p[:, columns, :].reshape(-1, prep.n_samples)
     rows = sort_rows(scores)
-    row_class = np.tile(classes, prep.n_epochs)
+    row_class = np.tile(columns if labels is None else labels, prep.n_epochs)
     sorted_pos = prep.y[rows.order] == row_class[:, None]
     return rows, sorted_pos
 
@@ -220,27 +281,30 @@ def test_metrics_batched(
     as_labels(labels, z.shape[1], z.shape[2])
     keys = [m for base in TEST_METRIC_IDS for m in (base, f"{base}_ts")]
     out = {m: np.full(n_epochs, np.nan) for m in keys}
+    ws = (Workspace(), Workspace())  # raw, TS; reused by all blocks
     for sl in epoch_blocks(z.shape):
         prep = prepare(z[sl], labels)
         beta = beta_E[sl]
         beta_ok = np.isfinite(beta) & (beta > 0)
-        res = _test_block(prep, np.where(beta_ok, beta, 1.0), int(n_fit))
+        res = _test_block(prep, np.where(beta_ok, beta, 1.0), int(n_fit), ws)
         for m, v in res.items():
             ok = prep.finite & beta_ok if m.endswith("_ts") else prep.finite
             out[m][sl] = np.where(ok, v, np.nan)
     return out
 
 
-def _test_block(prep: Prepared, beta: np.ndarray, n_fit: int) -> dict[str, np.ndarray]:
+def _test_block(
+    prep: Prepared, beta: np.ndarray, n_fit: int, ws: tuple[Workspace, Workspace]
+) -> dict[str, np.ndarray]:
     k = prep.n_classes
-    raw = sample_stats(prep, np.ones(prep.n_epochs), Workspace())
-    ts = sample_stats(prep, beta, Workspace())
+    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0])
+    ts = sample_stats(prep, beta, ws[1])
     err = 1.0 - prep.top_is_y.mean(axis=1)
     res = {
         "logloss": raw.nll.mean(axis=1, dtype=np.float64),
-        "logloss_ts": smoothed_nll(ts, k, n_fit).mean(axis=1),
-        "brier": smoothed_brier(raw, k, None).mean(axis=1),
-        "brier_ts": smoothed_brier(ts, k, n_fit).mean(axis=1),
+        "logloss_ts": smoothed_nll(ts, k, n_fit).mean(axis=1, dtype=np.float64),
+        "brier": smoothed_brier(raw, k, None).mean(axis=1, dtype=np.float64),
+        "brier_ts": smoothed_brier(ts, k, n_fit).mean(axis=1, dtype=np.float64),
         "error": err,
         "error_ts": err,  # TS (β > 0) and smoothing never change the argmax
         "ece": _ece_rows(smoothed_pmax(raw, k, None), prep.top_is_y),

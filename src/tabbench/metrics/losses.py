@@ -22,6 +22,21 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
+def log_proba_ranking(logits: np.ndarray) -> np.ndarray:
+    """log softmax(z) computed as z_k − max z − log1p(Σ_{j≠argmax} exp(z_j − max z)).
+
+    Same values as :func:`log_softmax`, but the log-probability of a confident top class stays
+    distinct from 0 (log(1 + 1e-20) rounds to 0, log1p does not), so rankings of confident
+    predictions (AUROC, isotonic regression) do not collapse into ties.
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    zc = z - z.max(axis=-1, keepdims=True)
+    w = np.exp(zc)
+    top = zc.argmax(axis=-1)[..., None]
+    np.put_along_axis(w, top, 0.0, axis=-1)
+    return zc - np.log1p(w.sum(axis=-1, keepdims=True))
+
+
 def softmax(logits: np.ndarray) -> np.ndarray:
     return np.exp(log_softmax(logits))
 
@@ -125,7 +140,7 @@ def auroc(logits: np.ndarray, y: np.ndarray) -> float:
     """Plain AUROC (higher is better), macro one-vs-rest on softmax probabilities."""
     z, y = check_single(logits, y)
     # log-probabilities rank like probabilities but do not saturate at 1.0 in floating point
-    return auroc_scores(log_softmax(z), y)
+    return auroc_scores(log_proba_ranking(z), y)
 
 
 def one_minus_auroc(logits: np.ndarray, y: np.ndarray) -> float:

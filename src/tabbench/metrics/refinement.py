@@ -7,7 +7,10 @@ same data (paper, Sections 3–4 and App. E). Lower refinement = better model be
   seed 0), smoothing with the fold's training size;
 * ``ir_ref``: log loss after isotonic calibration as sklearn's ``CalibratedClassifierCV(
   method="isotonic")`` does it on fixed probabilities (binary: class 1 only; multiclass:
-  one-vs-rest, renormalised, uniform if every class gets 0), then smoothing.
+  one-vs-rest, renormalised, uniform if every class gets 0), then smoothing. Classes absent
+  from y are handled like probmetrics (the paper's code): the probabilities of the present
+  classes are renormalised and calibrated as a problem with fewer classes (two present
+  classes: the binary way), absent classes get 0 before smoothing over all K.
 
 These single-epoch versions are written for clarity (float64, one fit at a time); the recorder
 uses :func:`tabbench.metrics.batched.stopping_metrics_batched`, tested against them.
@@ -17,10 +20,17 @@ They raise ``ValueError`` on non-finite logits.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import logsumexp
 
 from tabbench.metrics._checks import check_single
 from tabbench.metrics.batched import cv_folds
-from tabbench.metrics.losses import brier_proba, laplace_smooth, log_softmax, logloss_proba
+from tabbench.metrics.losses import (
+    brier_proba,
+    laplace_smooth,
+    log_proba_ranking,
+    log_softmax,
+    logloss_proba,
+)
 from tabbench.metrics.temperature import fit_temperature
 
 
@@ -68,16 +78,26 @@ def isotonic_fit_predict(scores: np.ndarray, target: np.ndarray) -> np.ndarray:
 def ir_ref(logits: np.ndarray, y: np.ndarray) -> float:
     z, y = check_single(logits, y)
     n, k = z.shape
-    logp = log_softmax(z)  # ranks like the probabilities, without saturation at 1.0
-    if k == 2:
-        p1 = isotonic_fit_predict(logp[:, 1], (y == 1).astype(np.float64))
-        p = np.stack([1.0 - p1, p1], axis=1)
+    present = np.unique(y)
+    logp = log_proba_ranking(z)  # ranks like the probabilities, without saturation at 1.0
+    if len(present) < k:  # as probmetrics: renormalise over the classes present in y
+        logp = logp[:, present]
+        logp = logp - logsumexp(logp, axis=1, keepdims=True)
+    y_present = np.searchsorted(present, y)
+    kp = len(present)
+    if kp == 1:
+        p_present = np.ones((n, 1))
+    elif kp == 2:
+        p1 = isotonic_fit_predict(logp[:, 1], (y_present == 1).astype(np.float64))
+        p_present = np.stack([1.0 - p1, p1], axis=1)
     else:
         cal = np.stack(
-            [isotonic_fit_predict(logp[:, c], (y == c).astype(np.float64)) for c in range(k)],
+            [isotonic_fit_predict(logp[:, c], (y_present == c).astype(float)) for c in range(kp)],
             axis=1,
         )
         denom = cal.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
-            p = np.where(denom > 0, cal / denom, 1.0 / k)
+            p_present = np.where(denom > 0, cal / denom, 1.0 / kp)
+    p = np.zeros((n, k))
+    p[:, present] = p_present
     return logloss_proba(laplace_smooth(p, n), y)

@@ -142,104 +142,108 @@ class Workspace:
 
 
 def sample_stats(prep: Prepared, beta: np.ndarray, ws: Workspace | None = None) -> SampleStats:
-    """Evaluate softmax(β z) for every epoch at its own β (E,)."""
+    """Evaluate softmax(β z) for every epoch at its own β (E,).
+
+    Written with in-place ufuncs only (no masked copies, which are slow in numpy) so that one
+    evaluation costs a few passes over float32 memory.
+    """
     ws = Workspace() if ws is None else ws
     beta32 = np.asarray(beta, dtype=np.float32)[:, None]
     shape = (prep.n_epochs, prep.n_samples)
     buf = {n: ws.get(n, shape) for n in ("t", "e", "a", "b", "g", "h", "nll", "oth", "osq")}
     t, e, a, b = buf["t"], buf["e"], buf["a"], buf["b"]
     g, h, nll, other, other_sq = buf["g"], buf["h"], buf["nll"], buf["oth"], buf["osq"]
-    if prep.binary:
-        m = prep.margin
-        np.multiply(beta32, m, out=t)  # t = β·m, p_y = σ(t)
-        np.abs(t, out=e)
-        np.negative(e, out=e)
-        np.exp(e, out=e)  # e = exp(−|t|) ∈ (0, 1]
-        np.add(e, 1, out=a)
-        np.reciprocal(a, out=a)  # a = 1/(1+e) = σ(|t|) = max_k p_k
-        np.multiply(e, a, out=other)  # σ(−|t|)
-        mask = ws.get("mask", shape, np.bool_)
-        np.less(t, 0, out=mask)
-        np.copyto(other, a, where=mask)  # other = σ(−t) = 1 − p_y
-        np.log1p(e, out=nll)
-        np.negative(t, out=b)
-        np.maximum(b, 0, out=b)
-        nll += b  # softplus(−t)
-        np.multiply(m, other, out=g)
-        np.negative(g, out=g)  # dNLL/dβ = −m·σ(−t)
-        np.multiply(e, a, out=b)
-        b *= a  # σ(t)σ(−t)
-        np.multiply(m, m, out=h)
-        h *= b
-        np.multiply(other, other, out=other_sq)
-        return SampleStats(g=g, h=h, nll=nll, other=other, other_sq=other_sq, pmax=a)
+    with np.errstate(over="ignore"):
+        if prep.binary:
+            m = prep.margin
+            np.multiply(beta32, m, out=t)  # t = β·m, p_y = σ(t)
+            np.abs(t, out=e)
+            np.negative(e, out=e)
+            np.exp(e, out=e)  # e = exp(−|t|) ∈ (0, 1]
+            np.add(e, 1, out=a)
+            np.reciprocal(a, out=a)  # a = σ(|t|) = max_k p_k
+            np.exp(t, out=other)  # may overflow to inf: then 1/(1 + inf) = 0 exactly
+            other += 1
+            np.reciprocal(other, out=other)  # σ(−t) = 1 − p_y
+            np.log1p(e, out=nll)
+            np.negative(t, out=b)
+            np.maximum(b, 0, out=b)
+            nll += b  # −log p_y = softplus(−t)
+            np.multiply(m, other, out=g)
+            np.negative(g, out=g)  # dNLL/dβ = −m·σ(−t)
+            np.multiply(e, a, out=b)
+            b *= a  # σ(t)σ(−t)
+            np.multiply(m, m, out=h)
+            h *= b  # d²NLL/dβ² = m²σ(t)σ(−t)
+            np.multiply(other, other, out=other_sq)
+            return SampleStats(g=g, h=h, nll=nll, other=other, other_sq=other_sq, pmax=a)
 
-    zc = prep.zc
-    w = ws.get("w", zc.shape)
-    r, q, s1, s2 = t, e, a, b
-    np.multiply(beta32[:, :, None], zc, out=w)
-    np.exp(w, out=w)
-    np.sum(w, axis=1, out=r)  # R = Σ_{k≠argmax} exp(β zc_k)
-    np.einsum("ekn,ekn->en", w, w, out=q)
-    w *= zc
-    np.sum(w, axis=1, out=s1)
-    w *= zc
-    np.sum(w, axis=1, out=s2)
-    z0 = ws.get("z0", shape)
-    np.add(r, 1, out=z0)
-    pmax = ws.get("pmax", shape)
-    np.reciprocal(z0, out=pmax)
-    s1 *= pmax  # E_p[zc]
-    s2 *= pmax  # E_p[zc²]
-    np.subtract(s1, prep.zy, out=g)  # dNLL/dβ = E_p[z] − z_y
-    np.multiply(s1, s1, out=h)
-    np.subtract(s2, h, out=h)
-    np.maximum(h, 0, out=h)  # Var_p[z]
-    log_z = ws.get("log_z", shape)
-    np.log1p(r, out=log_z)
-    np.multiply(beta32, prep.zy, out=s2)  # β·z_y (s2 free again)
-    np.subtract(log_z, s2, out=nll)
-    wy = s2
-    np.exp(wy, out=wy)  # exp(β z_y)
-    top = prep.top_is_y
-    # 1 − p_y and Σ_{k≠y} p_k², exact also for p_y → 1 (see module docstring)
-    np.subtract(z0, wy, out=other)
-    np.copyto(other, r, where=top)
-    other *= pmax
-    np.multiply(wy, wy, out=wy)
-    np.subtract(q, wy, out=other_sq)
-    other_sq += 1
-    np.copyto(other_sq, q, where=top)
-    other_sq *= pmax
-    other_sq *= pmax
-    return SampleStats(
-        g=g, h=h, nll=nll, other=other, other_sq=other_sq, pmax=pmax, log_z=log_z
-    )
+        zc = prep.zc
+        w = ws.get("w", zc.shape)
+        r, q, s1, s2 = t, e, a, b
+        np.multiply(beta32[:, :, None], zc, out=w)
+        np.exp(w, out=w)
+        np.sum(w, axis=1, out=r)  # R = Σ_{k≠argmax} exp(β zc_k); Z = 1 + R
+        np.einsum("ekn,ekn->en", w, w, out=q)  # Σ_{k≠argmax} exp(2β zc_k)
+        w *= zc
+        np.sum(w, axis=1, out=s1)
+        w *= zc
+        np.sum(w, axis=1, out=s2)
+        pmax = ws.get("pmax", shape)
+        np.add(r, 1, out=pmax)
+        np.reciprocal(pmax, out=pmax)  # 1/Z = max_k p_k
+        s1 *= pmax  # E_p[zc]
+        s2 *= pmax  # E_p[zc²]
+        np.subtract(s1, prep.zy, out=g)  # dNLL/dβ = E_p[z] − z_y
+        np.multiply(s1, s1, out=h)
+        np.subtract(s2, h, out=h)
+        np.maximum(h, 0, out=h)  # d²NLL/dβ² = Var_p[z]
+        log_z = ws.get("log_z", shape)
+        np.log1p(r, out=log_z)
+        wy = s2
+        np.multiply(beta32, prep.zy, out=wy)
+        np.subtract(log_z, wy, out=nll)  # −log p_y = log Z − β z_y
+        np.exp(wy, out=wy)  # exp(β z_y), = 1 exactly when y is a maximum
+        # 1 − p_y = (R + (1 − e^{βz_y}))/Z and Σ_{k≠y} p_k² = (Q + (1 − e^{2βz_y}))/Z²: both
+        # reduce to R/Z and Q/Z² without cancellation when y is the argmax (p_y → 1).
+        np.subtract(1, wy, out=other)
+        other += r
+        other *= pmax
+        np.multiply(wy, wy, out=wy)
+        np.subtract(1, wy, out=other_sq)
+        other_sq += q
+        other_sq *= pmax
+        other_sq *= pmax
+        return SampleStats(
+            g=g, h=h, nll=nll, other=other, other_sq=other_sq, pmax=pmax, log_z=log_z
+        )
 
 
-def smoothed_nll(stats: SampleStats, n_classes: int, n_fit: int | None) -> np.ndarray:
-    """Per-sample −log q_y with q = n/(n+1)·p + 1/((n+1)K), in float64; ``n_fit=None``: raw.
+def smoothed_nll(
+    stats: SampleStats, n_classes: int, n_fit: int | None, cols: slice = slice(None)
+) -> np.ndarray:
+    """Per-sample −log q_y (float32) with q = n/(n+1)·p + 1/((n+1)K); ``n_fit=None``: raw p.
 
     1 − q_y = a(1 − p_y) + c(K − 1) is used when p_y > 1/2 so that confident correct
-    predictions keep full relative precision.
+    predictions keep full relative precision. Averages should be taken in float64.
     """
     if n_fit is None:
-        return stats.nll.astype(np.float64)
+        return stats.nll[:, cols]
     a, c = _smoothing_coefs(n_fit, n_classes)
-    other = stats.other.astype(np.float64)
+    other = stats.other[:, cols]
     with np.errstate(divide="ignore"):
-        near_one = -np.log1p(-(a * other + c * (n_classes - 1)))
-        generic = -np.log(a * np.exp(-stats.nll.astype(np.float64)) + c)
+        near_one = -np.log1p(-(np.float32(a) * other + np.float32(c * (n_classes - 1))))
+        generic = -np.log(np.float32(a) * np.exp(-stats.nll[:, cols]) + np.float32(c))
     return np.where(other < 0.5, near_one, generic)
 
 
 def smoothed_brier(stats: SampleStats, n_classes: int, n_fit: int | None) -> np.ndarray:
-    """Per-sample Σ_k (q_k − 1[y=k])² = (1 − q_y)² + Σ_{k≠y} q_k², float64, no cancellation."""
+    """Per-sample Σ_k (q_k − 1[y=k])² = (1 − q_y)² + Σ_{k≠y} q_k² (float32, no cancellation)."""
     a, c = (1.0, 0.0) if n_fit is None else _smoothing_coefs(n_fit, n_classes)
-    other = stats.other.astype(np.float64)
+    a, c = np.float32(a), np.float32(c)
+    other = stats.other
     one_minus_qy = a * other + c * (n_classes - 1)
-    other_sq = stats.other_sq.astype(np.float64)
-    rest_sq = a * a * other_sq + 2 * a * c * other + (n_classes - 1) * c * c
+    rest_sq = a * a * stats.other_sq + (2 * a * c) * other + (n_classes - 1) * c * c
     return one_minus_qy * one_minus_qy + rest_sq
 
 
@@ -261,20 +265,28 @@ Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, SampleStats]]
 
 
 def weighted_derivatives(
-    prep: Prepared, mask: np.ndarray | None = None, ws: Workspace | None = None
+    prep: Prepared, exclude: slice | None = None, ws: Workspace | None = None
 ) -> Evaluator:
-    """Evaluator of the mean NLL over the samples in ``mask`` (None: all samples)."""
+    """Evaluator of the mean NLL over all samples except the contiguous block ``exclude``
+    (a held-out CV fold: the recorder orders samples by fold so that folds are contiguous)."""
     ws = Workspace() if ws is None else ws
-    n = prep.n_samples if mask is None else int(mask.sum())
-    where = True if mask is None else mask[None, :]
+    n_out = 0 if exclude is None else len(range(prep.n_samples)[exclude])
+    n = prep.n_samples - n_out
 
     def evaluate(beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, SampleStats]:
         st = sample_stats(prep, beta, ws)
-        g = np.sum(st.g, axis=1, dtype=np.float64, where=where) / n
-        h = np.sum(st.h, axis=1, dtype=np.float64, where=where) / n
+        g, h = column_sums(st.g, exclude) / n, column_sums(st.h, exclude) / n
         return g, h, st
 
     return evaluate
+
+
+def column_sums(x: np.ndarray, exclude: slice | None = None) -> np.ndarray:
+    """Row sums of (E, N) float32 accumulated in float64, optionally without a column block."""
+    total = x.sum(axis=1, dtype=np.float64)
+    if exclude is not None:
+        total -= x[:, exclude].sum(axis=1, dtype=np.float64)
+    return total
 
 
 @dataclass
@@ -399,9 +411,13 @@ def fit_temperature_batched(
     z, labels = check_batched(logits_ENK, y)
     out = np.empty(z.shape[0])
     b0_all = _initial_log_beta(beta0, z.shape[0])
+    ws = Workspace()
+    b_prev = None
     for sl in epoch_blocks(z.shape):
         prep = prepare(z[sl], labels)
-        b, _ = fit_log_beta_prepared(prep, None if b0_all is None else b0_all[sl])
+        b, _ = fit_log_beta_prepared(prep, b_prev if b0_all is None else b0_all[sl], ws)
+        if prep.finite.any():
+            b_prev = float(b[prep.finite][-1])
         out[sl] = np.where(prep.finite, np.exp(b), np.nan)
     return out
 
@@ -430,7 +446,7 @@ def fit_temperature_bisection(logits: np.ndarray, y: np.ndarray, n_steps: int = 
     return float(np.exp(0.5 * (lo + hi)))
 
 
-def epoch_blocks(shape: tuple[int, int, int], target_elements: int = 1_000_000) -> list[slice]:
+def epoch_blocks(shape: tuple[int, int, int], target_elements: int = 131_072) -> list[slice]:
     """Split E epochs into blocks of about ``target_elements`` logits, so that the working
     arrays of the Newton iterations stay in cache and memory stays bounded for large chunks."""
     n_epochs, n_samples, n_classes = shape
