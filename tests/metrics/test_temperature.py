@@ -45,9 +45,7 @@ def test_batched_beta_matches_single_and_warm_start(make):
     np.testing.assert_allclose(betas, single, rtol=1e-6)
     for beta0 in (betas, 50.0, 1e-3):  # exact, far above, far below
         np.testing.assert_allclose(M.fit_temperature_batched(z, y, beta0=beta0), betas, rtol=1e-6)
-    np.testing.assert_allclose(
-        M.fit_temperature_batched(z.astype(np.float32), y), betas, rtol=1e-5
-    )
+    np.testing.assert_allclose(M.fit_temperature_batched(z.astype(np.float32), y), betas, rtol=1e-5)
 
 
 def test_separable_set_goes_to_upper_bound():

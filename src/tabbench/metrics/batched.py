@@ -156,9 +156,7 @@ def _ts_ref_cv(
         n_fit = prep.n_samples - (held.stop - held.start)
         g0 = column_sums(ts_all.g, held) / n_fit
         h0 = column_sums(ts_all.h, held) / n_fit
-        _, st = newton_log_beta(
-            weighted_derivatives(prep, held, ws), b_all, first_derivs=(g0, h0)
-        )
+        _, st = newton_log_beta(weighted_derivatives(prep, held, ws), b_all, first_derivs=(g0, h0))
         total += smoothed_nll(st, prep.n_classes, n_fit, held).sum(axis=1, dtype=np.float64)
     return total / prep.n_samples
 

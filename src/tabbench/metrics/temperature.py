@@ -99,9 +99,7 @@ def prepare(logits_ENK: np.ndarray, y: np.ndarray, force_multiclass: bool = Fals
         argmax[zc[:, k, :] == 0] = k
     zy = np.take_along_axis(zc, np.broadcast_to(y, (n_epochs, 1, n_samples)), axis=1)[:, 0]
     np.put_along_axis(zc, argmax[:, None, :], _SENTINEL, axis=1)
-    return Prepared(
-        n_classes, y, finite, argmax == y[None, :], zc=zc, zy=zy, argmax=argmax
-    )
+    return Prepared(n_classes, y, finite, argmax == y[None, :], zc=zc, zy=zy, argmax=argmax)
 
 
 @dataclass
