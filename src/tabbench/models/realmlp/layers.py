@@ -111,7 +111,7 @@ class ParametricActivation(nn.Module):
         fx = self.f(x)
         if self.alpha is None:
             return fx
-        return torch.addcmul(x, fx - x, self.alpha)
+        return torch.lerp(x, fx, self.alpha)  # x + α(f(x) − x) in one kernel
 
 
 class ScheduledDropout(nn.Module):
@@ -126,6 +126,7 @@ class ScheduledDropout(nn.Module):
         if not self.training or self.p <= 0.0:
             return x
         keep = 1.0 - self.p
-        # rand < keep is ~2x faster than bernoulli_ on CPU and draws the same distribution.
-        mask = torch.rand(x.shape, generator=self.generator, device=x.device, dtype=x.dtype) < keep
-        return x * mask * (1.0 / keep)
+        # In-place float ops on one uniform draw: no bool->float copies (rand + lt_ beats
+        # bernoulli_ on CPU), and the same Bernoulli(keep)/keep mask as inverted dropout.
+        mask = torch.rand(x.shape, generator=self.generator, device=x.device, dtype=x.dtype)
+        return x * mask.lt_(keep).mul_(1.0 / keep)
