@@ -57,7 +57,8 @@ class RealMLPTrainer:
         device = torch.device(ctx.device)
         if device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"device {ctx.device!r} requested but CUDA is not available")
-        with _torch_threads(ctx.threads):
+        cuda_ctx = torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+        with _torch_threads(ctx.threads), cuda_ctx:  # events/streams on the run's own GPU
             yield from self._train(cfg, data, ctx, device)
 
     def _train(
