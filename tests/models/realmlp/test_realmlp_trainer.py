@@ -136,6 +136,11 @@ def test_small_train_set_uses_one_full_batch():
     assert run(data=data, n_epochs=2)[0].val_logits.shape == (2, 16, 2)
 
 
+def test_bad_config_raises_before_iteration():
+    with pytest.raises(ValueError, match="unknown RealMLP parameter"):
+        RealMLPTrainer().train({"lr_typo": 1}, make_data(), TrainContext(seed=0, n_epochs=1))
+
+
 def test_bad_inputs_raise():
     data = make_data()
     with pytest.raises(ValueError, match="unknown RealMLP parameter"):

@@ -50,6 +50,8 @@ class RealMLPTrainer:
     def train(
         self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
     ) -> Iterator[EpochChunk]:
+        """Validate inputs (errors are raised here, not at the first ``next``) and return the
+        iterator of per-epoch chunks."""
         cfg = RealMLPConfig.from_params(params)
         _check_data(data)
         if ctx.n_epochs < 1:
@@ -57,6 +59,11 @@ class RealMLPTrainer:
         device = torch.device(ctx.device)
         if device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"device {ctx.device!r} requested but CUDA is not available")
+        return self._run(cfg, data, ctx, device)  # validated now, trained lazily
+
+    def _run(
+        self, cfg: RealMLPConfig, data: SplitData, ctx: TrainContext, device: torch.device
+    ) -> Iterator[EpochChunk]:
         cuda_ctx = torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
         with _torch_threads(ctx.threads), cuda_ctx:  # events/streams on the run's own GPU
             yield from self._train(cfg, data, ctx, device)
