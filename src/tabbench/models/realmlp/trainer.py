@@ -1,0 +1,237 @@
+"""RealMLP trainer: trains one config for ``ctx.n_epochs`` epochs and yields the validation and
+test logits after every epoch (the contract of :mod:`tabbench.models.base`).
+
+Training (RealMLP-TD, Holzmüller et al. 2024; DESIGN.md §5, §10): shuffled mini-batches of 256
+(``min(256, n_train)``, last incomplete batch dropped as in the reference), softmax
+cross-entropy (optionally label-smoothed), and before every step the schedules are evaluated at
+``t = step / total_steps``: lr (coslog4), dropout and weight decay (flat_cos).
+
+Device handling: all tensors live on ``ctx.device``. The loop never reads a value back to the
+host per batch; logits of a chunk of epochs stay on the device and are copied to numpy once per
+chunk. On CUDA the training time per epoch is measured with CUDA events around the training
+steps, so evaluation is excluded without a synchronisation per epoch.
+
+Randomness: one ``torch.Generator`` on the device, seeded with ``ctx.seed``, drives init,
+shuffling and dropout; the global torch RNG is neither used nor changed. On CPU two runs with the
+same seed give identical logits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from tabbench.models.base import EpochChunk, SplitData, TrainContext
+from tabbench.models.realmlp.config import RealMLPConfig
+from tabbench.models.realmlp.network import RealMLPNetwork
+from tabbench.models.realmlp.optim import ScheduledAdam
+from tabbench.models.realmlp.preprocessing import EncodedSplit, RealMLPPreprocessor
+from tabbench.models.realmlp.schedules import get_schedule
+
+EVAL_BATCH = 8192
+
+
+class RealMLPTrainer:
+    """Model family ``realmlp``. ``chunk_epochs`` sets how many epochs each yielded chunk holds."""
+
+    name = "realmlp"
+
+    def __init__(self, chunk_epochs: int = 16) -> None:
+        if chunk_epochs < 1:
+            raise ValueError(f"chunk_epochs must be >= 1, got {chunk_epochs}")
+        self.chunk_epochs = chunk_epochs
+
+    def train(
+        self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
+    ) -> Iterator[EpochChunk]:
+        """Validate inputs (errors are raised here, not at the first ``next``) and return the
+        iterator of per-epoch chunks."""
+        cfg = RealMLPConfig.from_params(params)
+        _check_data(data)
+        if ctx.n_epochs < 1:
+            raise ValueError(f"n_epochs must be >= 1, got {ctx.n_epochs}")
+        device = torch.device(ctx.device)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(f"device {ctx.device!r} requested but CUDA is not available")
+        return self._run(cfg, data, ctx, device)  # validated now, trained lazily
+
+    def _run(
+        self, cfg: RealMLPConfig, data: SplitData, ctx: TrainContext, device: torch.device
+    ) -> Iterator[EpochChunk]:
+        cuda_ctx = torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+        with _torch_threads(ctx.threads), cuda_ctx:  # events/streams on the run's own GPU
+            yield from self._train(cfg, data, ctx, device)
+
+    def _train(
+        self, cfg: RealMLPConfig, data: SplitData, ctx: TrainContext, device: torch.device
+    ) -> Iterator[EpochChunk]:
+        clock = _Clock(device)
+        clock.start()
+
+        prep = RealMLPPreprocessor(cfg.max_one_hot_cats, cfg.smooth_clip_max_abs).fit(data.X_train)
+        train = _to_device(prep.transform(data.X_train), device)
+        evalset = _to_device(
+            _concat(prep.transform(data.X_val), prep.transform(data.X_test)), device
+        )
+        n_val = len(data.X_val)
+        y_train = torch.as_tensor(np.asarray(data.y_train, dtype=np.int64), device=device)
+
+        generator = torch.Generator(device=device)
+        generator.manual_seed(int(ctx.seed))
+        net = RealMLPNetwork(
+            n_num=train[0].shape[1],
+            n_onehot=train[1].shape[1],
+            cat_sizes=prep.cat_sizes,
+            n_classes=data.n_classes,
+            cfg=cfg,
+            generator=generator,
+            device=device,
+        )
+        net.init_from_data(*train, generator=generator)
+
+        n_train = train[0].shape[0]
+        batch_size = min(cfg.batch_size, n_train)
+        n_batches = n_train // batch_size
+        total_steps = n_batches * ctx.n_epochs
+        opt = ScheduledAdam(
+            net.param_groups(),
+            lr=cfg.lr,
+            wd=cfg.wd,
+            lr_sched=get_schedule(cfg.lr_sched),
+            wd_sched=get_schedule(cfg.wd_sched),
+            betas=(cfg.mom, cfg.sq_mom),
+            eps=cfg.opt_eps,
+            total_steps=total_steps,
+            wd_squared_factors=cfg.wd_squared_factors,
+        )
+        p_drop_sched = get_schedule(cfg.p_drop_sched)
+
+        chunk_val: list[torch.Tensor] = []
+        chunk_test: list[torch.Tensor] = []
+        first_epoch = 1
+        step = 0
+        for epoch in range(1, ctx.n_epochs + 1):
+            if epoch > 1:
+                clock.start()
+            net.train()
+            perm = torch.randperm(n_train, generator=generator, device=device)
+            for b in range(n_batches):
+                idx = perm[b * batch_size : (b + 1) * batch_size]
+                net.dropout.p = cfg.p_drop * p_drop_sched(step / total_steps)
+                logits = net(*(t.index_select(0, idx) for t in train))
+                loss = F.cross_entropy(
+                    logits, y_train.index_select(0, idx), label_smoothing=cfg.ls_eps
+                )
+                opt.zero_grad()
+                loss.backward()
+                opt.step(step)
+                step += 1
+            clock.stop()
+
+            out = _predict(net, evalset)
+            chunk_val.append(out[:n_val])
+            chunk_test.append(out[n_val:])
+            if len(chunk_val) == self.chunk_epochs or epoch == ctx.n_epochs:
+                fit_seconds = clock.cumulative()
+                yield EpochChunk(
+                    first_epoch=first_epoch,
+                    val_logits=torch.stack(chunk_val).cpu().numpy(),
+                    test_logits=torch.stack(chunk_test).cpu().numpy(),
+                    fit_seconds=fit_seconds[first_epoch - 1 : epoch],
+                )
+                first_epoch = epoch + 1
+                chunk_val, chunk_test = [], []
+
+
+@torch.no_grad()
+def _predict(net: RealMLPNetwork, data: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    net.eval()
+    n = data[0].shape[0]
+    outs = [net(*(t[i : i + EVAL_BATCH] for t in data)) for i in range(0, n, EVAL_BATCH)]
+    if not outs:
+        return torch.zeros(0, net.linears[-1].out_features, device=data[0].device)
+    return outs[0] if len(outs) == 1 else torch.cat(outs)
+
+
+class _Clock:
+    """Cumulative training time over start/stop intervals, one entry per ``stop``.
+
+    CPU: wall clock. CUDA: events recorded in the stream, read only when ``cumulative`` is
+    called (once per yielded chunk), so timing adds no per-epoch host synchronisation.
+    """
+
+    def __init__(self, device: torch.device) -> None:
+        self.cuda = device.type == "cuda"
+        self.intervals: list[float] = []
+        self._pending: list[tuple[Any, Any]] = []
+        self._t0: Any = None
+
+    def start(self) -> None:
+        if self.cuda:
+            self._t0 = torch.cuda.Event(enable_timing=True)
+            self._t0.record()
+        else:
+            self._t0 = time.perf_counter()
+
+    def stop(self) -> None:
+        if self.cuda:
+            end = torch.cuda.Event(enable_timing=True)
+            end.record()
+            self._pending.append((self._t0, end))
+        else:
+            self.intervals.append(time.perf_counter() - self._t0)
+
+    def cumulative(self) -> np.ndarray:
+        if self._pending:
+            self._pending[-1][1].synchronize()
+            self.intervals.extend(a.elapsed_time(b) / 1000.0 for a, b in self._pending)
+            self._pending = []
+        return np.cumsum(np.asarray(self.intervals, dtype=np.float64))
+
+
+def _to_device(split: EncodedSplit, device: torch.device) -> tuple[torch.Tensor, ...]:
+    return tuple(torch.as_tensor(a).to(device) for a in (split.x_num, split.x_onehot, split.x_cat))
+
+
+def _concat(a: EncodedSplit, b: EncodedSplit) -> EncodedSplit:
+    return EncodedSplit(
+        x_num=np.concatenate([a.x_num, b.x_num]),
+        x_onehot=np.concatenate([a.x_onehot, b.x_onehot]),
+        x_cat=np.concatenate([a.x_cat, b.x_cat]),
+    )
+
+
+def _check_data(data: SplitData) -> None:
+    if data.n_classes < 2:
+        raise ValueError(f"classification needs n_classes >= 2, got {data.n_classes}")
+    if len(data.X_train) == 0:
+        raise ValueError("empty training set")
+    for part, X, y in (
+        ("train", data.X_train, data.y_train),
+        ("val", data.X_val, data.y_val),
+        ("test", data.X_test, data.y_test),
+    ):
+        y = np.asarray(y)
+        if len(y) != len(X):
+            raise ValueError(f"{part}: {len(X)} rows but {len(y)} labels")
+        if len(y) and (y.min() < 0 or y.max() >= data.n_classes):
+            raise ValueError(f"{part} labels must be codes in 0..{data.n_classes - 1}")
+
+
+@contextlib.contextmanager
+def _torch_threads(threads: int) -> Iterator[None]:
+    """Use ``threads`` intra-op threads while training, restoring the previous setting."""
+    previous = torch.get_num_threads()
+    if threads and threads > 0 and threads != previous:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != previous:
+            torch.set_num_threads(previous)
