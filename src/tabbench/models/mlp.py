@@ -1,0 +1,212 @@
+"""MLP trainer (DESIGN.md §5): the Gorishniy et al.-style baseline, every epoch's logits.
+
+Preprocessing, fit on the training part only:
+- numericals: sklearn ``QuantileTransformer`` with normal output,
+  ``n_quantiles = min(1000, n_train)``;
+- categoricals: one-hot over the categories seen in train; a column with exactly two train
+  categories becomes one ±1 column; missing or unseen values are all zeros; a column with a
+  single train category carries no information for training and is dropped.
+
+Network: ``n_hidden_layers`` × ``hidden_width`` ReLU layers (default 3 × 256) + a linear output
+of K logits (binary: K = 2, softmax cross-entropy), PyTorch's default initialisation, dropout
+after each hidden activation. AdamW with constant lr and decoupled weight decay; mini-batches
+of ``batch_size`` (shuffled each epoch, last incomplete batch dropped; capped at ``n_train`` for
+tiny training sets so that every epoch takes at least one step).
+
+After every epoch the network is evaluated (eval mode, no grad) on val and test; the logits are
+yielded in chunks. A non-finite training loss in the first epoch makes the config fail
+(``FloatingPointError``); a later divergence keeps going with non-finite logits (the recorder
+turns them into non-finite metrics) — once the weights themselves are non-finite, the remaining
+epochs are not trained any more, only reported as NaN.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.preprocessing import QuantileTransformer
+from torch import nn
+
+from tabbench.models.base import EpochChunk, SplitData, TrainContext
+from tabbench.models.recorder import chunk_length
+from tabbench.search.mlp import DEFAULT_CONFIG
+
+#: (epoch, network, features) after every epoch: lets tests snapshot the model of an epoch.
+EpochHook = Callable[[int, nn.Module, "MLPPreprocessor"], None]
+
+
+class MLPPreprocessor:
+    """Quantile transform of numericals + one-hot of categoricals, fit on train only."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = int(seed)
+        self.num_columns: list[str] = []
+        self.cat_vocab: dict[str, list[Any]] = {}
+        self.quantile: QuantileTransformer | None = None
+
+    def fit(self, X: pd.DataFrame) -> MLPPreprocessor:
+        cats = [c for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)]
+        self.num_columns = [c for c in X.columns if c not in cats]
+        if self.num_columns:
+            num = X[self.num_columns].to_numpy(dtype=np.float64)
+            if not np.isfinite(num).all():
+                raise ValueError("numerical features must be finite (rows with missing "
+                                 "numericals are dropped when the data is processed)")
+            self.quantile = QuantileTransformer(
+                n_quantiles=min(1000, len(X)),
+                output_distribution="normal",
+                random_state=self.seed,
+            ).fit(num)
+        self.cat_vocab = {}
+        for c in cats:
+            seen = X[c].dropna().unique()
+            vocab = [v for v in X[c].cat.categories if v in set(seen)]
+            if len(vocab) >= 2:
+                self.cat_vocab[c] = vocab
+        if not self.num_columns and not self.cat_vocab:
+            raise ValueError("no usable features (no numericals, no categorical with ≥ 2 "
+                             "categories in train)")
+        return self
+
+    @property
+    def n_features(self) -> int:
+        return len(self.num_columns) + sum(
+            1 if len(v) == 2 else len(v) for v in self.cat_vocab.values()
+        )
+
+    def transform(self, X: pd.DataFrame) -> np.ndarray:
+        out = np.zeros((len(X), self.n_features), dtype=np.float32)
+        j = 0
+        if self.num_columns:
+            num = X[self.num_columns].to_numpy(dtype=np.float64)
+            if not np.isfinite(num).all():
+                raise ValueError("numerical features must be finite")
+            out[:, : len(self.num_columns)] = self.quantile.transform(num)
+            j = len(self.num_columns)
+        for c, vocab in self.cat_vocab.items():
+            codes = pd.Categorical(X[c], categories=vocab).codes.astype(np.int64)  # -1: missing
+            if len(vocab) == 2:
+                out[:, j] = np.where(codes < 0, 0.0, 2.0 * codes - 1.0)
+                j += 1
+            else:
+                rows = np.flatnonzero(codes >= 0)
+                out[rows, j + codes[rows]] = 1.0
+                j += len(vocab)
+        return out
+
+
+def build_mlp(n_in: int, n_out: int, n_hidden_layers: int, width: int, dropout: float) -> nn.Module:
+    """ReLU MLP with PyTorch's default layer initialisation."""
+    layers: list[nn.Module] = []
+    d = n_in
+    for _ in range(int(n_hidden_layers)):
+        layers += [nn.Linear(d, int(width)), nn.ReLU()]
+        if dropout > 0:
+            layers.append(nn.Dropout(float(dropout)))
+        d = int(width)
+    layers.append(nn.Linear(d, n_out))
+    return nn.Sequential(*layers)
+
+
+def _config(params: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(params) - set(DEFAULT_CONFIG)
+    if unknown:
+        raise ValueError(
+            f"unknown MLP parameters {sorted(unknown)}; known {sorted(DEFAULT_CONFIG)}"
+        )
+    return {**DEFAULT_CONFIG, **params}
+
+
+class MLPTrainer:
+    """Trains one MLP config for ``ctx.n_epochs`` epochs, yielding val/test logits per epoch."""
+
+    name = "mlp"
+
+    def __init__(
+        self,
+        chunk_epochs: int = 32,
+        max_chunk_bytes: int = 256 * 2**20,
+        epoch_hook: EpochHook | None = None,
+        eval_batch: int = 8192,
+    ) -> None:
+        self.chunk_epochs = int(chunk_epochs)
+        self.max_chunk_bytes = int(max_chunk_bytes)
+        self.epoch_hook = epoch_hook
+        self.eval_batch = int(eval_batch)
+
+    def train(
+        self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
+    ) -> Iterator[EpochChunk]:
+        cfg = _config(params)
+        K = data.n_classes
+        t0 = time.perf_counter()
+        torch.set_num_threads(int(ctx.threads))
+        torch.manual_seed(int(ctx.seed))
+        device = torch.device(ctx.device)
+        pre = MLPPreprocessor(seed=ctx.seed).fit(data.X_train)
+        X_tr = torch.as_tensor(pre.transform(data.X_train), device=device)
+        y_tr = torch.tensor(np.array(data.y_train, dtype=np.int64), device=device)
+        X_ev = [torch.as_tensor(pre.transform(X), device=device) for X in (data.X_val, data.X_test)]
+        net = build_mlp(pre.n_features, K, cfg["n_hidden_layers"], cfg["hidden_width"],
+                        cfg["dropout"]).to(device)
+        opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]),
+                                weight_decay=float(cfg["weight_decay"]))
+        loss_fn = nn.CrossEntropyLoss()
+        n = len(X_tr)
+        bs = min(int(cfg["batch_size"]), n)
+        # Shuffling has its own CPU generator: identical permutations on CPU and GPU.
+        gen = torch.Generator().manual_seed(int(ctx.seed))
+        n_eval = len(X_ev[0]) + len(X_ev[1])
+        chunk = chunk_length(self.chunk_epochs, n_eval * K * 4, self.max_chunk_bytes)
+        fit_seconds = time.perf_counter() - t0
+
+        diverged = False
+        buf: list[list[np.ndarray]] = [[], []]
+        times: list[float] = []
+        first = 1
+        for epoch in range(1, ctx.n_epochs + 1):
+            t = time.perf_counter()
+            if not diverged:
+                net.train()
+                perm = torch.randperm(n, generator=gen).to(device)
+                bad = torch.zeros((), dtype=torch.bool, device=device)
+                for b in range(n // bs):
+                    idx = perm[b * bs : (b + 1) * bs]
+                    loss = loss_fn(net(X_tr[idx]), y_tr[idx])
+                    bad |= ~torch.isfinite(loss)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                if epoch == 1 and bool(bad):
+                    raise FloatingPointError("training loss is not finite in the first epoch")
+                diverged = not all(bool(torch.isfinite(p).all()) for p in net.parameters())
+            if diverged:
+                for b, X in zip(buf, X_ev, strict=True):
+                    b.append(np.full((len(X), K), np.nan, dtype=np.float32))
+            else:
+                net.eval()
+                with torch.no_grad():
+                    for b, X in zip(buf, X_ev, strict=True):
+                        b.append(self._predict(net, X))
+            fit_seconds += time.perf_counter() - t
+            times.append(fit_seconds)
+            if self.epoch_hook is not None:
+                self.epoch_hook(epoch, net, pre)
+            if len(times) == chunk or epoch == ctx.n_epochs:
+                yield EpochChunk(
+                    first_epoch=first,
+                    val_logits=np.stack(buf[0]),
+                    test_logits=np.stack(buf[1]),
+                    fit_seconds=np.asarray(times),
+                )
+                first += len(times)
+                buf, times = [[], []], []
+
+    def _predict(self, net: nn.Module, X: torch.Tensor) -> np.ndarray:
+        parts = [net(X[i : i + self.eval_batch]) for i in range(0, len(X), self.eval_batch)]
+        return torch.cat(parts).float().cpu().numpy()
