@@ -64,8 +64,8 @@ class MLPPreprocessor:
             ).fit(num)
         self.cat_vocab = {}
         for c in cats:
-            seen = X[c].dropna().unique()
-            vocab = [v for v in X[c].cat.categories if v in set(seen)]
+            seen = set(X[c].dropna().unique())
+            vocab = [v for v in X[c].cat.categories if v in seen]
             if len(vocab) >= 2:
                 self.cat_vocab[c] = vocab
         if not self.num_columns and not self.cat_vocab:
@@ -89,7 +89,7 @@ class MLPPreprocessor:
             out[:, : len(self.num_columns)] = self.quantile.transform(num)
             j = len(self.num_columns)
         for c, vocab in self.cat_vocab.items():
-            codes = pd.Categorical(X[c], categories=vocab).codes.astype(np.int64)  # -1: missing
+            codes = _vocab_codes(X[c], vocab)
             if len(vocab) == 2:
                 out[:, j] = np.where(codes < 0, 0.0, 2.0 * codes - 1.0)
                 j += 1
@@ -98,6 +98,14 @@ class MLPPreprocessor:
                 out[rows, j + codes[rows]] = 1.0
                 j += len(vocab)
         return out
+
+
+def _vocab_codes(col: pd.Series, vocab: list[Any]) -> np.ndarray:
+    """Index of each value in ``vocab``; -1 for missing or not in ``vocab`` (unseen in train)."""
+    col = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+    index = {v: i for i, v in enumerate(vocab)}
+    lookup = np.array([index.get(v, -1) for v in col.cat.categories] + [-1], dtype=np.int64)
+    return lookup[col.cat.codes.to_numpy(dtype=np.int64)]  # code -1 (missing) -> last entry
 
 
 def build_mlp(n_in: int, n_out: int, n_hidden_layers: int, width: int, dropout: float) -> nn.Module:
