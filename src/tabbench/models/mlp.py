@@ -130,6 +130,52 @@ def _config(params: Mapping[str, Any]) -> dict[str, Any]:
     return {**DEFAULT_CONFIG, **params}
 
 
+class MLPRun:
+    """One config's training state: preprocessed tensors on the device, network, optimiser.
+
+    :meth:`train_epoch` is one pass over the shuffled training set; :class:`MLPTrainer` adds the
+    per-epoch evaluation. Split this way so that a benchmark can run exactly the same training
+    without any recording.
+    """
+
+    def __init__(self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext) -> None:
+        cfg = _config(params)
+        torch.set_num_threads(int(ctx.threads))
+        torch.manual_seed(int(ctx.seed))
+        self.device = torch.device(ctx.device)
+        self.pre = MLPPreprocessor(seed=ctx.seed).fit(data.X_train)
+        self.X_train = torch.as_tensor(self.pre.transform(data.X_train), device=self.device)
+        self.y_train = torch.tensor(np.array(data.y_train, dtype=np.int64), device=self.device)
+        self.net = build_mlp(self.pre.n_features, data.n_classes, cfg["n_hidden_layers"],
+                             cfg["hidden_width"], cfg["dropout"]).to(self.device)
+        self.opt = torch.optim.AdamW(self.net.parameters(), lr=float(cfg["lr"]),
+                                     weight_decay=float(cfg["weight_decay"]))
+        self.loss_fn = nn.CrossEntropyLoss()
+        self.batch_size = min(int(cfg["batch_size"]), len(self.X_train))
+        # Shuffling has its own CPU generator: identical permutations on CPU and GPU.
+        self.gen = torch.Generator().manual_seed(int(ctx.seed))
+        self.epoch = 0
+
+    def train_epoch(self) -> bool:
+        """Train one epoch; return whether any mini-batch loss was non-finite."""
+        self.net.train()
+        n, bs = len(self.X_train), self.batch_size
+        perm = torch.randperm(n, generator=self.gen).to(self.device)
+        bad = torch.zeros((), dtype=torch.bool, device=self.device)
+        for b in range(n // bs):
+            idx = perm[b * bs : (b + 1) * bs]
+            loss = self.loss_fn(self.net(self.X_train[idx]), self.y_train[idx])
+            bad |= ~torch.isfinite(loss)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+        self.epoch += 1
+        return bool(bad)
+
+    def weights_finite(self) -> bool:
+        return all(bool(torch.isfinite(p).all()) for p in self.net.parameters())
+
+
 class MLPTrainer:
     """Trains one MLP config for ``ctx.n_epochs`` epochs, yielding val/test logits per epoch."""
 
@@ -150,25 +196,11 @@ class MLPTrainer:
     def train(
         self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
     ) -> Iterator[EpochChunk]:
-        cfg = _config(params)
-        K = data.n_classes
         t0 = time.perf_counter()
-        torch.set_num_threads(int(ctx.threads))
-        torch.manual_seed(int(ctx.seed))
-        device = torch.device(ctx.device)
-        pre = MLPPreprocessor(seed=ctx.seed).fit(data.X_train)
-        X_tr = torch.as_tensor(pre.transform(data.X_train), device=device)
-        y_tr = torch.tensor(np.array(data.y_train, dtype=np.int64), device=device)
-        X_ev = [torch.as_tensor(pre.transform(X), device=device) for X in (data.X_val, data.X_test)]
-        net = build_mlp(pre.n_features, K, cfg["n_hidden_layers"], cfg["hidden_width"],
-                        cfg["dropout"]).to(device)
-        opt = torch.optim.AdamW(net.parameters(), lr=float(cfg["lr"]),
-                                weight_decay=float(cfg["weight_decay"]))
-        loss_fn = nn.CrossEntropyLoss()
-        n = len(X_tr)
-        bs = min(int(cfg["batch_size"]), n)
-        # Shuffling has its own CPU generator: identical permutations on CPU and GPU.
-        gen = torch.Generator().manual_seed(int(ctx.seed))
+        run = MLPRun(params, data, ctx)
+        K = data.n_classes
+        X_ev = [torch.as_tensor(run.pre.transform(X), device=run.device)
+                for X in (data.X_val, data.X_test)]
         n_eval = len(X_ev[0]) + len(X_ev[1])
         chunk = chunk_length(self.chunk_epochs, n_eval * K * 4, self.max_chunk_bytes)
         fit_seconds = time.perf_counter() - t0
@@ -180,31 +212,21 @@ class MLPTrainer:
         for epoch in range(1, ctx.n_epochs + 1):
             t = time.perf_counter()
             if not diverged:
-                net.train()
-                perm = torch.randperm(n, generator=gen).to(device)
-                bad = torch.zeros((), dtype=torch.bool, device=device)
-                for b in range(n // bs):
-                    idx = perm[b * bs : (b + 1) * bs]
-                    loss = loss_fn(net(X_tr[idx]), y_tr[idx])
-                    bad |= ~torch.isfinite(loss)
-                    opt.zero_grad(set_to_none=True)
-                    loss.backward()
-                    opt.step()
-                if epoch == 1 and bool(bad):
+                if run.train_epoch() and epoch == 1:
                     raise FloatingPointError("training loss is not finite in the first epoch")
-                diverged = not all(bool(torch.isfinite(p).all()) for p in net.parameters())
+                diverged = not run.weights_finite()
             if diverged:
                 for b, X in zip(buf, X_ev, strict=True):
                     b.append(np.full((len(X), K), np.nan, dtype=np.float32))
             else:
-                net.eval()
+                run.net.eval()
                 with torch.no_grad():
                     for b, X in zip(buf, X_ev, strict=True):
-                        b.append(self._predict(net, X))
+                        b.append(self._predict(run.net, X))
             fit_seconds += time.perf_counter() - t
             times.append(fit_seconds)
             if self.epoch_hook is not None:
-                self.epoch_hook(epoch, net, pre)
+                self.epoch_hook(epoch, run.net, run.pre)
             if len(times) == chunk or epoch == ctx.n_epochs:
                 yield EpochChunk(
                     first_epoch=first,
