@@ -1,12 +1,17 @@
 """XGBoost trainer: every boosting round's validation and test logits, incrementally.
 
 Training is XGBoost's own loop (``Booster(params, [dtrain])`` then ``update`` per round, which is
-what ``xgboost.train`` does), driven here so that logits can be yielded between rounds. After
-round ``i`` the margins of val and test grow by the new tree's contribution only:
-``predict(iteration_range=(i-1, i), output_margin=True)`` on matrices whose ``base_margin`` is 0
-(so the intercept is not added again), i.e. O(rounds) instead of re-predicting all trees each
-round, which would be O(rounds²). The running margin starts at the model's intercept, measured
-once on one row. Binary margins ``m`` become logits ``[0, m]`` (K = 2).
+what ``xgboost.train`` does), driven here so that logits can be yielded between rounds.
+
+Per-round margins are incremental through XGBoost's prediction cache: a booster keeps, per
+DMatrix it has predicted on, the margins and the number of rounds they include, and a full-range
+``predict`` only adds the trees boosted since (gbtree's ``PredictBatch``; the same mechanism
+serves the eval sets of ``xgboost.train``). Predicting val and test after every round therefore
+costs one tree each, O(rounds) in total instead of O(rounds²) for re-predicting from scratch
+(measured: ~0.1 ms per round at round 10 and at round 1000 on 3K rows, vs 26 ms for a fresh
+prediction of 1000 trees), and the margins are exactly ``predict(iteration_range=(0, i))``
+(tested). The val/test DMatrix objects live for the whole run so their cache entries do.
+Binary margins ``m`` become logits ``[0, m]`` (K = 2).
 
 Categoricals are XGBoost's native ones (``enable_categorical``); ``tree_method=hist``.
 """
@@ -74,29 +79,23 @@ class XGBoostTrainer:
         t0 = time.perf_counter()
         bparams = xgb_params(params, K, ctx)
         dtrain = _dmatrix(data.X_train, data.y_train, ctx.threads)
-        sets = [(data.X_val, data.y_val), (data.X_test, data.y_test)]
-        zero = [_dmatrix(X, y, ctx.threads, base_margin=_zeros(len(X), K)) for X, y in sets]
+        evals = [_dmatrix(X, y, ctx.threads)
+                 for X, y in ((data.X_val, data.y_val), (data.X_test, data.y_test))]
         bst = xgb.Booster(bparams, [dtrain])
         self.booster = bst
-        margins = [np.zeros((len(X), K if K > 2 else 1)) for X, _ in sets]
         fit_seconds = time.perf_counter() - t0
 
-        n_rows = sum(len(X) for X, _ in sets)
-        chunk = chunk_length(self.chunk_rounds, n_rows * K * 8, self.max_chunk_bytes)
+        n_rows = len(data.y_val) + len(data.y_test)
+        chunk = chunk_length(self.chunk_rounds, n_rows * K * 4, self.max_chunk_bytes)
         buf: list[list[np.ndarray]] = [[], []]
         times: list[float] = []
         first = 1
         for i in range(ctx.n_epochs):
             t = time.perf_counter()
             bst.update(dtrain, iteration=i)
-            if i == 0:
-                intercept = _intercept(bst, data.X_val.iloc[:1], K, ctx.threads)
-                for m in margins:
-                    m += intercept
-            for m, dz in zip(margins, zero, strict=True):
-                m += _as_2d(bst.predict(dz, iteration_range=(i, i + 1), output_margin=True))
-            for b, m in zip(buf, margins, strict=True):
-                b.append(to_logits(m[:, 0], K) if K == 2 else m.copy())
+            for b, d in zip(buf, evals, strict=True):
+                # full range = cached margins + the newest tree (see module docstring)
+                b.append(to_logits(bst.predict(d, output_margin=True), K))
             fit_seconds += time.perf_counter() - t
             times.append(fit_seconds)
             if len(times) == chunk or i == ctx.n_epochs - 1:
@@ -111,27 +110,5 @@ class XGBoostTrainer:
                 buf, times = [[], []], []
 
 
-def _dmatrix(
-    X: pd.DataFrame, y: np.ndarray, threads: int, base_margin: np.ndarray | None = None
-) -> xgb.DMatrix:
-    return xgb.DMatrix(
-        X, label=y, base_margin=base_margin, enable_categorical=True, nthread=int(threads)
-    )
-
-
-def _zeros(n: int, K: int) -> np.ndarray:
-    return np.zeros((n, K) if K > 2 else n, dtype=np.float32)
-
-
-def _as_2d(pred: np.ndarray) -> np.ndarray:
-    return pred.reshape(len(pred), -1)
-
-
-def _intercept(bst: xgb.Booster, row: pd.DataFrame, K: int, threads: int) -> np.ndarray:
-    """The model's intercept in margin space, shape (1, K or 1): the first tree's margin on one
-    row with the intercept minus the same without it (base_margin 0)."""
-    with_b = bst.predict(_dmatrix(row, np.zeros(1), threads), iteration_range=(0, 1),
-                         output_margin=True)
-    without = bst.predict(_dmatrix(row, np.zeros(1), threads, base_margin=_zeros(1, K)),
-                          iteration_range=(0, 1), output_margin=True)
-    return _as_2d(with_b).astype(np.float64) - _as_2d(without)
+def _dmatrix(X: pd.DataFrame, y: np.ndarray, threads: int) -> xgb.DMatrix:
+    return xgb.DMatrix(X, label=y, enable_categorical=True, nthread=int(threads))

@@ -1,0 +1,174 @@
+"""Cost of recording every epoch: full recording vs the same training with no recording at all.
+
+Measured side by side in one run, on one bundled dataset (≥ 10K rows), interleaved repeats:
+
+- XGBoost, an HPO-like config, 1000 rounds: plain ``xgboost.train`` (no per-round output) vs the
+  XGBoost trainer (incremental val/test margins every round) + the recorder (all metrics of
+  DESIGN.md §4 at every round). Target: ≤ 1.25×.
+- MLP, default config, 256 epochs: the same training loop (``MLPRun.train_epoch``) alone vs the
+  MLP trainer (val/test logits every epoch) + the recorder. Target: ≤ 1.15×.
+
+The recorded runs are also split into "logits" (the trainer's own fit time, which includes
+computing the per-epoch logits) and "metrics" (the recorder), and the two batched metric calls
+are timed separately on the last chunk, so that a too-expensive metric can be pointed at.
+
+    python benchmarks/recording_overhead.py --data-dir data/demo --dataset MagicTelescope
+
+The dataset is read from ``<data-dir>/<name>.parquet`` with its ``MANIFEST.csv`` (target column)
+and prepared the way the data layer does it (rows with missing numericals dropped, labels coded
+0..K-1, one random 64/16/20 split with seed 0), so the benchmark does not need the pipeline's
+``data/processed`` files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import xgboost as xgb
+
+from tabbench.models.base import SplitData, TrainContext
+from tabbench.models.mlp import MLPRun, MLPTrainer
+from tabbench.models.recorder import EpochRecorder
+from tabbench.models.xgboost import XGBoostTrainer, xgb_params
+from tabbench.search import get_space, sample_config
+
+#: A mid-range point of Table G.1 (used unless --xgb-config-id picks a random draw instead): the
+#: overhead depends on the cost of a round, so the benchmark should not hinge on one random draw.
+XGB_HPO_LIKE = {
+    "eta": 0.05, "max_depth": 6, "min_child_weight": 1.0, "subsample": 0.8,
+    "colsample_bytree": 0.8, "colsample_bylevel": 0.8, "alpha": 1e-3, "lambda": 1.0,
+    "gamma": 1e-3,
+}
+
+
+def load_bundled(data_dir: str, name: str, seed: int = 0) -> SplitData:
+    manifest = pd.read_csv(f"{data_dir}/MANIFEST.csv").set_index("name")
+    target = manifest.loc[name, "target"]
+    df = pd.read_parquet(f"{data_dir}/{name}.parquet")
+    y_raw = df.pop(target)
+    num = [c for c in df.columns if not isinstance(df[c].dtype, pd.CategoricalDtype)]
+    keep = df[num].notna().all(axis=1).to_numpy()
+    df, y_raw = df[keep].reset_index(drop=True), y_raw[keep].reset_index(drop=True)
+    classes = np.sort(y_raw.unique())
+    y = np.searchsorted(classes, y_raw.to_numpy()).astype(np.int64)
+    n = len(df)
+    perm = np.random.default_rng(seed).permutation(n)
+    n_test = int(round(0.2 * n))
+    n_val = int(round(0.2 * (n - n_test)))
+    te, va, tr = perm[:n_test], perm[n_test:n_test + n_val], perm[n_test + n_val:]
+    parts = [(df.iloc[np.sort(i)].reset_index(drop=True), y[np.sort(i)]) for i in (tr, va, te)]
+    return SplitData(parts[0][0], parts[0][1], parts[1][0], parts[1][1], parts[2][0],
+                     parts[2][1], len(classes))
+
+
+def _recorder(model, params, data, n_epochs):
+    return EpochRecorder(model=model, dataset="bench", split=0, config=1, params=params,
+                         y_val=data.y_val, y_test=data.y_test, n_train=len(data.y_train),
+                         n_classes=data.n_classes, n_epochs=n_epochs)
+
+
+def recorded(trainer, model, params, data, ctx):
+    """Trainer + recorder. Returns wall seconds, metric seconds, the last chunk."""
+    t0 = time.perf_counter()
+    rec = _recorder(model, params, data, ctx.n_epochs)
+    metric_s, last = 0.0, None
+    for chunk in trainer.train(params, data, ctx):
+        t = time.perf_counter()
+        rec.add(chunk)
+        metric_s += time.perf_counter() - t
+        last = chunk
+    rec.frame()
+    return time.perf_counter() - t0, metric_s, last
+
+
+def xgb_plain(params, data, ctx) -> float:
+    t0 = time.perf_counter()
+    dtrain = xgb.DMatrix(data.X_train, label=data.y_train, enable_categorical=True,
+                         nthread=ctx.threads)
+    xgb.train(xgb_params(params, data.n_classes, ctx), dtrain, ctx.n_epochs)
+    return time.perf_counter() - t0
+
+
+def mlp_plain(params, data, ctx) -> float:
+    t0 = time.perf_counter()
+    run = MLPRun(params, data, ctx)
+    for _ in range(ctx.n_epochs):
+        run.train_epoch()
+    return time.perf_counter() - t0
+
+
+def metric_breakdown(chunk, data) -> dict[str, float]:
+    """Seconds per epoch of each batched metric call, on the last recorded chunk."""
+    import tabbench.metrics as metrics
+
+    E = len(chunk.fit_seconds)
+    out = {}
+    t = time.perf_counter()
+    stop = metrics.stopping_metrics_batched(chunk.val_logits, data.y_val)
+    out["stopping_metrics_batched"] = (time.perf_counter() - t) / E
+    t = time.perf_counter()
+    metrics.test_metrics_batched(chunk.test_logits, data.y_test, stop["beta"], len(data.y_val))
+    out["test_metrics_batched"] = (time.perf_counter() - t) / E
+    if hasattr(metrics, "fit_temperature_batched"):
+        t = time.perf_counter()
+        metrics.fit_temperature_batched(chunk.val_logits, data.y_val)
+        out["  of which fit_temperature_batched (val)"] = (time.perf_counter() - t) / E
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", default="data/demo")
+    ap.add_argument("--dataset", default="MagicTelescope")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=1, help="interleaved repeats; median shown")
+    ap.add_argument("--xgb-rounds", type=int, default=1000)
+    ap.add_argument("--mlp-epochs", type=int, default=256)
+    ap.add_argument("--xgb-config-id", type=int, default=None,
+                    help="use random config N of the search space instead of the mid-range one")
+    ap.add_argument("--only", choices=["xgboost", "mlp"], default=None)
+    args = ap.parse_args(argv)
+
+    data = load_bundled(args.data_dir, args.dataset)
+    n = (len(data.y_train), len(data.y_val), len(data.y_test))
+    print(f"dataset {args.dataset}: train/val/test {n}, {data.n_classes} classes, "
+          f"{data.X_train.shape[1]} features, threads {args.threads}, repeats {args.repeats}")
+    xgb_cfg = (XGB_HPO_LIKE if args.xgb_config_id is None else
+               sample_config("xgboost", args.xgb_config_id, seed=0, dataset=args.dataset,
+                             split=0))
+    cases = {
+        "xgboost": (XGBoostTrainer, xgb_cfg, args.xgb_rounds, xgb_plain, 1.25),
+        "mlp": (MLPTrainer, dict(get_space("mlp").DEFAULT_CONFIG), args.mlp_epochs, mlp_plain,
+                1.15),
+    }
+    if args.only:
+        cases = {args.only: cases[args.only]}
+    for model, (cls, params, n_ep, plain_fn, target) in cases.items():
+        ctx = TrainContext(seed=0, n_epochs=n_ep, threads=args.threads)
+        plain, full, metric, last = [], [], [], None
+        for _ in range(args.repeats):
+            plain.append(plain_fn(params, data, ctx))
+            wall, m, last = recorded(cls(), model, params, data, ctx)
+            full.append(wall)
+            metric.append(m)
+        p, f, m = (statistics.median(v) for v in (plain, full, metric))
+        print(f"\n{model}: {n_ep} epochs, params {params}")
+        print(f"  no recording      {p:8.2f} s")
+        print(f"  full recording    {f:8.2f} s   = logits+training {f - m:.2f} s + metrics "
+              f"{m:.2f} s")
+        print(f"  ratio full/plain  {f / p:8.3f}   (target <= {target:.2f}: "
+              f"{'OK' if f / p <= target else 'ABOVE TARGET'})")
+        print(f"  metrics per epoch {1e3 * m / n_ep:8.2f} ms; breakdown on the last chunk "
+              f"({len(last.fit_seconds)} epochs):")
+        for k, v in metric_breakdown(last, data).items():
+            print(f"    {k:42s} {1e3 * v:8.2f} ms/epoch")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
