@@ -8,9 +8,11 @@ Measured side by side in one run, on one bundled dataset (≥ 10K rows), interle
 - MLP, default config, 256 epochs: the same training loop (``MLPRun.train_epoch``) alone vs the
   MLP trainer (val/test logits every epoch) + the recorder. Target: ≤ 1.15×.
 
-The recorded runs are also split into "logits" (the trainer's own fit time, which includes
-computing the per-epoch logits) and "metrics" (the recorder), and the two batched metric calls
-are timed separately on the last chunk, so that a too-expensive metric can be pointed at.
+Both wall time and process CPU time are shown: on a shared machine the CPU-time ratio is the
+less noisy one (with ``--threads 1`` it is the work done). The recorded runs are also split into
+"metrics" (the recorder) and the rest (training + per-epoch logits), and the two batched metric
+calls are timed separately on the last chunk, so that a too-expensive metric can be pointed at;
+``--profile`` adds a cProfile of the metric calls (functions of ``tabbench.metrics`` by own time).
 
     python benchmarks/recording_overhead.py --data-dir data/demo --dataset MagicTelescope
 
@@ -23,6 +25,9 @@ and prepared the way the data layer does it (rows with missing numericals droppe
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import pstats
 import statistics
 import sys
 import time
@@ -72,34 +77,50 @@ def _recorder(model, params, data, n_epochs):
                          n_classes=data.n_classes, n_epochs=n_epochs)
 
 
-def recorded(trainer, model, params, data, ctx):
-    """Trainer + recorder. Returns wall seconds, metric seconds, the last chunk."""
-    t0 = time.perf_counter()
+class Clock:
+    """Wall and process-CPU seconds since creation."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def read(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+def recorded(trainer, model, params, data, ctx, profiler=None):
+    """Trainer + recorder. Returns (wall, cpu) seconds, metric (wall, cpu) seconds, last chunk."""
+    clock = Clock()
     rec = _recorder(model, params, data, ctx.n_epochs)
-    metric_s, last = 0.0, None
+    metric_w = metric_c = 0.0
+    last = None
     for chunk in trainer.train(params, data, ctx):
-        t = time.perf_counter()
+        c = Clock()
+        if profiler is not None:
+            profiler.enable()
         rec.add(chunk)
-        metric_s += time.perf_counter() - t
+        if profiler is not None:
+            profiler.disable()
+        w, u = c.read()
+        metric_w, metric_c = metric_w + w, metric_c + u
         last = chunk
     rec.frame()
-    return time.perf_counter() - t0, metric_s, last
+    return clock.read(), (metric_w, metric_c), last
 
 
-def xgb_plain(params, data, ctx) -> float:
-    t0 = time.perf_counter()
+def xgb_plain(params, data, ctx) -> tuple[float, float]:
+    clock = Clock()
     dtrain = xgb.DMatrix(data.X_train, label=data.y_train, enable_categorical=True,
                          nthread=ctx.threads)
     xgb.train(xgb_params(params, data.n_classes, ctx), dtrain, ctx.n_epochs)
-    return time.perf_counter() - t0
+    return clock.read()
 
 
-def mlp_plain(params, data, ctx) -> float:
-    t0 = time.perf_counter()
+def mlp_plain(params, data, ctx) -> tuple[float, float]:
+    clock = Clock()
     run = MLPRun(params, data, ctx)
     for _ in range(ctx.n_epochs):
         run.train_epoch()
-    return time.perf_counter() - t0
+    return clock.read()
 
 
 def metric_breakdown(chunk, data) -> dict[str, float]:
@@ -132,6 +153,7 @@ def main(argv=None) -> int:
     ap.add_argument("--xgb-config-id", type=int, default=None,
                     help="use random config N of the search space instead of the mid-range one")
     ap.add_argument("--only", choices=["xgboost", "mlp"], default=None)
+    ap.add_argument("--profile", action="store_true", help="cProfile the metric calls")
     args = ap.parse_args(argv)
 
     data = load_bundled(args.data_dir, args.dataset)
@@ -150,23 +172,36 @@ def main(argv=None) -> int:
         cases = {args.only: cases[args.only]}
     for model, (cls, params, n_ep, plain_fn, target) in cases.items():
         ctx = TrainContext(seed=0, n_epochs=n_ep, threads=args.threads)
+        prof = cProfile.Profile() if args.profile else None
         plain, full, metric, last = [], [], [], None
         for _ in range(args.repeats):
             plain.append(plain_fn(params, data, ctx))
-            wall, m, last = recorded(cls(), model, params, data, ctx)
-            full.append(wall)
+            total, m, last = recorded(cls(), model, params, data, ctx, prof)
+            full.append(total)
             metric.append(m)
-        p, f, m = (statistics.median(v) for v in (plain, full, metric))
         print(f"\n{model}: {n_ep} epochs, params {params}")
-        print(f"  no recording      {p:8.2f} s")
-        print(f"  full recording    {f:8.2f} s   = logits+training {f - m:.2f} s + metrics "
-              f"{m:.2f} s")
-        print(f"  ratio full/plain  {f / p:8.3f}   (target <= {target:.2f}: "
-              f"{'OK' if f / p <= target else 'ABOVE TARGET'})")
-        print(f"  metrics per epoch {1e3 * m / n_ep:8.2f} ms; breakdown on the last chunk "
-              f"({len(last.fit_seconds)} epochs):")
+        print(f"  {'':26s} {'wall s':>9s} {'cpu s':>9s}")
+        rows = {"no recording": plain, "full recording": full, "  of which metrics": metric}
+        med = {k: [statistics.median(x[i] for x in v) for i in (0, 1)] for k, v in rows.items()}
+        for k, (w, c) in med.items():
+            print(f"  {k:26s} {w:9.2f} {c:9.2f}")
+        ratio = [f / p for f, p in zip(med["full recording"], med["no recording"], strict=True)]
+        print(f"  {'ratio full / no recording':26s} {ratio[0]:9.3f} {ratio[1]:9.3f}   "
+              f"target <= {target:.2f}: wall {'OK' if ratio[0] <= target else 'ABOVE'}, "
+              f"cpu {'OK' if ratio[1] <= target else 'ABOVE'}")
+        m_cpu = med["  of which metrics"][1]
+        print(f"  metrics: {1e3 * m_cpu / n_ep:.2f} ms cpu per epoch = "
+              f"{100 * m_cpu / med['no recording'][1]:.1f}% of training; logits and bookkeeping "
+              f"{100 * (ratio[1] - 1) - 100 * m_cpu / med['no recording'][1]:.1f}%")
+        print(f"  breakdown on the last chunk ({len(last.fit_seconds)} epochs):")
         for k, v in metric_breakdown(last, data).items():
             print(f"    {k:42s} {1e3 * v:8.2f} ms/epoch")
+        if prof is not None:
+            out = io.StringIO()
+            stats = pstats.Stats(prof, stream=out).sort_stats("tottime")
+            stats.print_stats(r"tabbench[/\\]metrics|numpy", 12)
+            print("  cProfile of the recorder's metric calls (own time):")
+            print("\n".join("    " + line for line in out.getvalue().splitlines()[6:]))
     return 0
 
 

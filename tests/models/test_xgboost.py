@@ -73,3 +73,13 @@ def test_chunks_respect_memory_cap(split_data):
     trainer = XGBoostTrainer(chunk_rounds=100, max_chunk_bytes=3 * per_round)
     chunks = list(trainer.train({}, split_data, TrainContext(seed=0, n_epochs=10)))
     assert [len(c.fit_seconds) for c in chunks] == [3, 3, 3, 1]
+
+
+def test_val_test_categories_must_match_train(split_data):
+    """Native categoricals are read by code: other categories would silently change meaning."""
+    X_val = split_data.X_val.copy()
+    X_val["d"] = X_val["d"].cat.reorder_categories(["q", "p"])
+    bad = type(split_data)(split_data.X_train, split_data.y_train, X_val, split_data.y_val,
+                           split_data.X_test, split_data.y_test, split_data.n_classes)
+    with pytest.raises(ValueError, match="'d': val categories differ"):
+        next(XGBoostTrainer().train({}, bad, TrainContext(seed=0, n_epochs=2)))
