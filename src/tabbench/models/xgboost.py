@@ -117,8 +117,11 @@ def _check_categories(data: SplitData) -> None:
     """XGBoost reads pandas categoricals by their codes: val/test must share train's categories
     (same list, same order), or a code would silently mean another category."""
     for c in data.cat_columns:
+        want = list(data.X_train[c].cat.categories)
         for name, X in (("val", data.X_val), ("test", data.X_test)):
-            if X[c].dtype != data.X_train[c].dtype:
+            # (unordered CategoricalDtype equality ignores the order, so compare the lists)
+            got = X[c].cat.categories if isinstance(X[c].dtype, pd.CategoricalDtype) else None
+            if got is None or list(got) != want:
                 raise ValueError(f"categorical column {c!r}: {name} categories differ from train")
 
 
