@@ -173,6 +173,10 @@ def main(argv=None) -> int:
     for model, (cls, params, n_ep, plain_fn, target) in cases.items():
         ctx = TrainContext(seed=0, n_epochs=n_ep, threads=args.threads)
         prof = cProfile.Profile() if args.profile else None
+        # warm-up (library initialisation, first-call costs) outside the measurements
+        warm = TrainContext(seed=0, n_epochs=2, threads=args.threads)
+        plain_fn(params, data, warm)
+        recorded(cls(), model, params, data, warm)
         plain, full, metric, last = [], [], [], None
         for _ in range(args.repeats):
             plain.append(plain_fn(params, data, ctx))

@@ -36,12 +36,14 @@ rule train:
     threads: CFG["train_threads"]
     resources:
         gpu=train_gpus,
+    conda:
+        "../../environment.yml"
     shell:
-        "tabbench train --model {wildcards.model} --dataset {wildcards.dataset}"
-        " --split {wildcards.split} --processed {input.processed} --splits {input.splits}"
-        " --out {output.runs} --n-configs {params.n_configs} --epochs {params.epochs}"
+        "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"
+        " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"
+        " --out {output.runs:q} --n-configs {params.n_configs} --epochs {params.epochs}"
         " --seed {params.seed} --threads {threads} --device {params.device}"
-        " 2> {log}"
+        " 2> {log:q}"
 
 
 def train_targets(wildcards):
