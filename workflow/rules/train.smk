@@ -36,8 +36,6 @@ rule train:
     threads: CFG["train_threads"]
     resources:
         gpu=train_gpus,
-    conda:
-        "../../environment.yml"
     shell:
         "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"
         " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"
