@@ -218,10 +218,10 @@ def test_cli_runs_a_job(dataset, tmp_path):
 
 
 def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
-    processed, splits = write_dataset(tmp_path / "data", n=4000, n_classes=2)
+    processed, splits = write_dataset(tmp_path / "data", n=2500, n_classes=2)
     args = ["train", "--model", "xgboost", "--dataset", "toy", "--split", "0",
             "--processed", str(processed), "--splits", str(splits), "--n-configs", "4",
-            "--epochs", "xgboost_default=150", "xgboost_tuned=150", "--seed", "0"]
+            "--epochs", "xgboost_default=60", "xgboost_tuned=60", "--seed", "0"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
     killed = tmp_path / "killed" / "split0.parquet"
     parts = part_dir(killed)
@@ -246,7 +246,7 @@ def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
     log2 = io.StringIO()
     resumed = run_train_job(
         "xgboost", "toy", 0, processed, splits, killed, n_configs=4,
-        epochs={"xgboost_default": 150, "xgboost_tuned": 150}, seed=0, progress=log2,
+        epochs={"xgboost_default": 60, "xgboost_tuned": 60}, seed=0, progress=log2,
         metrics=_MtimeProbe(parts, mtimes),
     )
     text = log2.getvalue()
@@ -257,7 +257,7 @@ def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
     assert not parts.exists()
 
     fresh = run_train_job("xgboost", "toy", 0, processed, splits, tmp_path / "fresh.parquet",
-                          n_configs=4, epochs={"xgboost_default": 150, "xgboost_tuned": 150},
+                          n_configs=4, epochs={"xgboost_default": 60, "xgboost_tuned": 60},
                           seed=0, progress=io.StringIO())
     pd.testing.assert_frame_equal(resumed.drop(columns="fit_seconds"),
                                   fresh.drop(columns="fit_seconds"))

@@ -117,6 +117,7 @@ def _cli_has_train():
     return res.returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("tabbench"), reason="tabbench CLI not installed")
 def test_end_to_end_records(tmp_path):
     if not _cli_has_train():
