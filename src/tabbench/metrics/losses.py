@@ -1,0 +1,139 @@
+"""Proper losses and scores of one set of logits (N, K), written for clarity in float64.
+
+These are the *definitions* (DESIGN.md §4). The per-epoch recorder uses the vectorised
+implementations in :mod:`tabbench.metrics.batched`, which the tests check against these.
+All functions take logits (binary = K = 2 columns) and integer labels; they raise
+``ValueError`` on non-finite logits (a diverged model has no loss).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tabbench.metrics._checks import check_single
+
+#: ECE bins (DESIGN.md §4: 15 equal-width bins on the top-label confidence).
+ECE_BINS = 15
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    return np.exp(log_softmax(logits))
+
+
+def laplace_smooth(p: np.ndarray, n: int) -> np.ndarray:
+    """Laplace smoothing of probabilities fit on ``n`` samples (paper App. E):
+    q = n/(n+1)·p + 1/((n+1)·K).
+
+    Why: a calibrator fit on n points must not output exact zeros, or one unseen mistake costs
+    an infinite log loss; this is the posterior mean under one pseudo-count spread over K classes.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    if n < 1:
+        raise ValueError(f"laplace_smooth needs n >= 1 fit samples, got {n}")
+    k = p.shape[-1]
+    return (n / (n + 1.0)) * p + 1.0 / ((n + 1.0) * k)
+
+
+# ---- losses on probabilities (used for smoothed / calibrated outputs) ------------------------
+
+
+def logloss_proba(p: np.ndarray, y: np.ndarray) -> float:
+    """Mean −log p_y. Zero probabilities give +inf (no clipping: smoothing is the remedy)."""
+    p = np.asarray(p, dtype=np.float64)
+    py = p[np.arange(len(y)), y]
+    with np.errstate(divide="ignore"):
+        return float(-np.mean(np.log(py)))
+
+
+def brier_proba(p: np.ndarray, y: np.ndarray) -> float:
+    """Multiclass Brier score Σ_k (p_k − 1[y=k])², averaged over samples (sum over classes,
+    as in the paper: twice sklearn's binary ``brier_score_loss``)."""
+    p = np.asarray(p, dtype=np.float64)
+    onehot = np.zeros_like(p)
+    onehot[np.arange(len(y)), y] = 1.0
+    return float(np.mean(np.sum((p - onehot) ** 2, axis=-1)))
+
+
+def ece_proba(p: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:
+    """Top-label expected calibration error with ``n_bins`` equal-width bins.
+
+    Bin b holds confidences in [b/n_bins, (b+1)/n_bins) (the last bin includes 1), like
+    torchmetrics; ECE = Σ_b |Σ_{i∈b} (1[ŷ_i = y_i] − conf_i)| / N. Also for binary problems we
+    use the top label (DESIGN.md §4), not the positive class as torchmetrics' binary task does.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    conf = p.max(axis=-1)
+    correct = (p.argmax(axis=-1) == y).astype(np.float64)
+    idx = np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
+    gaps = np.bincount(idx, weights=correct - conf, minlength=n_bins)
+    return float(np.abs(gaps).sum() / len(y))
+
+
+def auroc_scores(scores: np.ndarray, y: np.ndarray) -> float:
+    """Macro one-vs-rest AUROC of per-class scores (N, K) (any monotone transform of the
+    probabilities gives the same value). Classes absent from ``y`` are left out; with fewer than
+    two classes present AUROC is undefined and NaN is returned (no exception).
+
+    Binary (K = 2): the usual AUROC of class 1 (class 0's one-vs-rest AUROC is identical).
+    Ties count one half (Mann–Whitney U with mid-ranks).
+    """
+    from scipy.stats import rankdata
+
+    scores = np.asarray(scores, dtype=np.float64)
+    n, k = scores.shape
+    counts = np.bincount(y, minlength=k)
+    if np.count_nonzero(counts) < 2:
+        return float("nan")
+    classes = [1] if k == 2 else [c for c in range(k) if counts[c] > 0]
+    aucs = []
+    for c in classes:
+        pos = y == c
+        n_pos = int(pos.sum())
+        ranks = rankdata(scores[:, c])
+        aucs.append((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * (n - n_pos)))
+    return float(np.mean(aucs))
+
+
+# ---- losses on logits (the public single-epoch API) -----------------------------------------
+
+
+def logloss(logits: np.ndarray, y: np.ndarray) -> float:
+    """Mean negative log-likelihood −log softmax(z)_y."""
+    z, y = check_single(logits, y)
+    return float(-np.mean(log_softmax(z)[np.arange(len(y)), y]))
+
+
+def brier(logits: np.ndarray, y: np.ndarray) -> float:
+    """Multiclass Brier score (sum over classes) of softmax(z)."""
+    z, y = check_single(logits, y)
+    return brier_proba(softmax(z), y)
+
+
+def error(logits: np.ndarray, y: np.ndarray) -> float:
+    """Classification error 1 − accuracy of argmax z (ties: first class, as numpy's argmax)."""
+    z, y = check_single(logits, y)
+    return float(np.mean(z.argmax(axis=-1) != y))
+
+
+def auroc(logits: np.ndarray, y: np.ndarray) -> float:
+    """Plain AUROC (higher is better), macro one-vs-rest on softmax probabilities."""
+    z, y = check_single(logits, y)
+    # log-probabilities rank like probabilities but do not saturate at 1.0 in floating point
+    return auroc_scores(log_softmax(z), y)
+
+
+def one_minus_auroc(logits: np.ndarray, y: np.ndarray) -> float:
+    """1 − AUROC: the lower-is-better form used as stopping metric ``auroc`` (DESIGN.md §4)."""
+    return 1.0 - auroc(logits, y)
+
+
+def ece(logits: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:
+    """Top-label ECE of softmax(z) (see :func:`ece_proba`)."""
+    z, y = check_single(logits, y)
+    return ece_proba(softmax(z), y, n_bins)

@@ -1,0 +1,83 @@
+"""Refinement estimators of one set of logits (N, K): the loss left after re-calibrating on the
+same data (paper, Sections 3–4 and App. E). Lower refinement = better model before calibration.
+
+* ``ts_ref``: log loss after temperature scaling fit on the same set, with Laplace smoothing;
+* ``ts_ref_brier``: Brier score of that same TS + smoothing output;
+* ``ts_ref_cv5``: TS fit on 4/5 and scored on the held-out 1/5 (stratified 5-fold, shuffled,
+  seed 0), smoothing with the fold's training size;
+* ``ir_ref``: log loss after isotonic calibration as sklearn's ``CalibratedClassifierCV(
+  method="isotonic")`` does it on fixed probabilities (binary: class 1 only; multiclass:
+  one-vs-rest, renormalised, uniform if every class gets 0), then smoothing.
+
+These single-epoch versions are written for clarity (float64, one fit at a time); the recorder
+uses :func:`tabbench.metrics.batched.stopping_metrics_batched`, tested against them.
+They raise ``ValueError`` on non-finite logits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tabbench.metrics._checks import check_single
+from tabbench.metrics.batched import cv_folds
+from tabbench.metrics.losses import brier_proba, laplace_smooth, log_softmax, logloss_proba
+from tabbench.metrics.temperature import fit_temperature
+
+
+def _ts_proba(z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    beta = fit_temperature(z, y)
+    return laplace_smooth(np.exp(log_softmax(beta * z)), len(y))
+
+
+def ts_ref(logits: np.ndarray, y: np.ndarray) -> float:
+    z, y = check_single(logits, y)
+    return logloss_proba(_ts_proba(z, y), y)
+
+
+def ts_ref_brier(logits: np.ndarray, y: np.ndarray) -> float:
+    z, y = check_single(logits, y)
+    return brier_proba(_ts_proba(z, y), y)
+
+
+def ts_ref_cv5(logits: np.ndarray, y: np.ndarray) -> float:
+    """NaN when a stratified 5-fold split is impossible (fewer than 5 samples)."""
+    z, y = check_single(logits, y)
+    folds = cv_folds(y)
+    if folds is None:
+        return float("nan")
+    nll = np.empty(len(y))
+    for f in range(int(folds.max()) + 1):
+        train, held = folds != f, folds == f
+        beta = fit_temperature(z[train], y[train])
+        q = laplace_smooth(np.exp(log_softmax(beta * z[held])), int(train.sum()))
+        nll[held] = -np.log(q[np.arange(int(held.sum())), y[held]])
+    return float(nll.mean())
+
+
+def isotonic_fit_predict(scores: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Increasing isotonic regression of ``target`` on ``scores``, evaluated at the scores.
+    Exact ties are averaged first (as sklearn's IsotonicRegression does)."""
+    from sklearn.isotonic import isotonic_regression
+
+    uniq, inv = np.unique(scores, return_inverse=True)
+    counts = np.bincount(inv, minlength=len(uniq)).astype(np.float64)
+    means = np.bincount(inv, weights=target, minlength=len(uniq)) / counts
+    return isotonic_regression(means, sample_weight=counts)[inv]
+
+
+def ir_ref(logits: np.ndarray, y: np.ndarray) -> float:
+    z, y = check_single(logits, y)
+    n, k = z.shape
+    logp = log_softmax(z)  # ranks like the probabilities, without saturation at 1.0
+    if k == 2:
+        p1 = isotonic_fit_predict(logp[:, 1], (y == 1).astype(np.float64))
+        p = np.stack([1.0 - p1, p1], axis=1)
+    else:
+        cal = np.stack(
+            [isotonic_fit_predict(logp[:, c], (y == c).astype(np.float64)) for c in range(k)],
+            axis=1,
+        )
+        denom = cal.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.where(denom > 0, cal / denom, 1.0 / k)
+    return logloss_proba(laplace_smooth(p, n), y)
