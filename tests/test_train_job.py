@@ -19,6 +19,7 @@ import xgboost as xgb
 import tabbench
 from tabbench import metrics
 from tabbench.data.dataset import LABEL_COLUMN, load_split_data
+from tabbench.metrics import losses
 from tabbench.models.mlp import MLPTrainer
 from tabbench.models.recorder import check_records
 from tabbench.models.registry import get_trainer
@@ -89,13 +90,26 @@ def test_records_schema_and_rows_per_config(model, dataset, tmp_path):
 
 
 def _fresh(val_logits, test_logits, data):
-    """Metrics of one epoch computed from scratch (no recorder involved)."""
-    stop = metrics.stopping_metrics_batched(val_logits[None], data.y_val)
-    test = metrics.test_metrics_batched(test_logits[None], data.y_test, stop["beta"],
-                                        len(data.y_val))
-    out = {val_column(m): stop[m][0] for m in STOPPING_METRIC_IDS}
-    out["beta"] = stop["beta"][0]
-    out.update({f"test_{k}": v[0] for k, v in test.items()})
+    """Metrics of one epoch from scratch with the single-epoch definitions of tabbench.metrics
+    (not the batched fast path the recorder uses): an independent check of the whole chain."""
+    out = {val_column(m): v for m, v in metrics.stopping_metrics(val_logits, data.y_val).items()}
+    out["beta"] = metrics.fit_temperature(val_logits, data.y_val)
+    y = data.y_test
+    out.update({
+        "test_logloss": metrics.logloss(test_logits, y),
+        "test_brier": metrics.brier(test_logits, y),
+        "test_error": metrics.error(test_logits, y),
+        "test_auroc": metrics.one_minus_auroc(test_logits, y),
+        "test_ece": metrics.ece(test_logits, y),
+    })
+    p = metrics.TemperatureScaling().fit(val_logits, data.y_val).predict_proba(test_logits)
+    out.update({
+        "test_logloss_ts": losses.logloss_proba(p, y),
+        "test_brier_ts": losses.brier_proba(p, y),
+        "test_error_ts": float(np.mean(p.argmax(axis=1) != y)),
+        "test_auroc_ts": 1.0 - losses.auroc_scores(p, y),
+        "test_ece_ts": losses.ece_proba(p, y),
+    })
     return out
 
 
