@@ -147,3 +147,11 @@ def test_chunk_length():
     assert chunk_length(100, 10) == 100
     assert chunk_length(100, 10, max_bytes=250) == 25
     assert chunk_length(100, 10**12) == 1
+
+
+def test_params_json_is_canonical():
+    from tabbench.models.recorder import params_json
+
+    assert params_json({"b": np.float64(0.5), "a": np.int64(3)}) == '{"a": 3, "b": 0.5}'
+    with pytest.raises(TypeError, match="not JSON-serialisable"):
+        params_json({"a": object()})

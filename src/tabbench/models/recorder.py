@@ -38,8 +38,15 @@ _STR_COLUMNS = ("model", "dataset", "params")
 
 
 def params_json(params: Mapping[str, Any]) -> str:
-    """Canonical JSON of a config (sorted keys) for the ``params`` column."""
-    return json.dumps(dict(params), sort_keys=True)
+    """Canonical JSON of a config (sorted keys) for the ``params`` column; numpy scalars are
+    stored as the Python numbers they hold (anything else not JSON-able is an error)."""
+    return json.dumps(dict(params), sort_keys=True, default=_json_scalar)
+
+
+def _json_scalar(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    raise TypeError(f"config value {obj!r} ({type(obj).__name__}) is not JSON-serialisable")
 
 
 class EpochRecorder:
