@@ -199,16 +199,19 @@ class MLPTrainer:
         t0 = time.perf_counter()
         run = MLPRun(params, data, ctx)
         K = data.n_classes
-        X_ev = [torch.as_tensor(run.pre.transform(X), device=run.device)
-                for X in (data.X_val, data.X_test)]
-        n_eval = len(X_ev[0]) + len(X_ev[1])
-        chunk = chunk_length(self.chunk_epochs, n_eval * K * 4, self.max_chunk_bytes)
+        # val and test in one tensor: one forward pass per epoch
+        X_eval = torch.as_tensor(
+            np.concatenate([run.pre.transform(data.X_val), run.pre.transform(data.X_test)]),
+            device=run.device,
+        )
+        n_val = len(data.y_val)
+        chunk = chunk_length(self.chunk_epochs, len(X_eval) * K * 4, self.max_chunk_bytes)
+        logits = np.empty((chunk, len(X_eval), K), dtype=np.float32)
+        times = np.empty(chunk)
         fit_seconds = time.perf_counter() - t0
 
         diverged = False
-        buf: list[list[np.ndarray]] = [[], []]
-        times: list[float] = []
-        first = 1
+        first, j = 1, 0
         for epoch in range(1, ctx.n_epochs + 1):
             t = time.perf_counter()
             if not diverged:
@@ -216,27 +219,26 @@ class MLPTrainer:
                     raise FloatingPointError("training loss is not finite in the first epoch")
                 diverged = not run.weights_finite()
             if diverged:
-                for b, X in zip(buf, X_ev, strict=True):
-                    b.append(np.full((len(X), K), np.nan, dtype=np.float32))
+                logits[j] = np.nan
             else:
-                run.net.eval()
-                with torch.no_grad():
-                    for b, X in zip(buf, X_ev, strict=True):
-                        b.append(self._predict(run.net, X))
+                self._predict(run.net, X_eval, out=logits[j])
             fit_seconds += time.perf_counter() - t
-            times.append(fit_seconds)
+            times[j] = fit_seconds
+            j += 1
             if self.epoch_hook is not None:
                 self.epoch_hook(epoch, run.net, run.pre)
-            if len(times) == chunk or epoch == ctx.n_epochs:
+            if j == chunk or epoch == ctx.n_epochs:
                 yield EpochChunk(
                     first_epoch=first,
-                    val_logits=np.stack(buf[0]),
-                    test_logits=np.stack(buf[1]),
-                    fit_seconds=np.asarray(times),
+                    val_logits=logits[:j, :n_val].copy(),
+                    test_logits=logits[:j, n_val:].copy(),
+                    fit_seconds=times[:j].copy(),
                 )
-                first += len(times)
-                buf, times = [[], []], []
+                first, j = first + j, 0
 
-    def _predict(self, net: nn.Module, X: torch.Tensor) -> np.ndarray:
-        parts = [net(X[i : i + self.eval_batch]) for i in range(0, len(X), self.eval_batch)]
-        return torch.cat(parts).float().cpu().numpy()
+    def _predict(self, net: nn.Module, X: torch.Tensor, out: np.ndarray) -> None:
+        """Logits of ``X`` in eval mode (no dropout, no autograd) into ``out`` (N, K)."""
+        net.eval()
+        with torch.inference_mode():
+            for i in range(0, len(X), self.eval_batch):
+                out[i : i + self.eval_batch] = net(X[i : i + self.eval_batch]).float().cpu().numpy()
