@@ -186,12 +186,12 @@ class MLPTrainer:
         chunk_epochs: int = 32,
         max_chunk_bytes: int = 256 * 2**20,
         epoch_hook: EpochHook | None = None,
-        eval_batch: int = 8192,
+        eval_batch: int | None = None,
     ) -> None:
         self.chunk_epochs = int(chunk_epochs)
         self.max_chunk_bytes = int(max_chunk_bytes)
         self.epoch_hook = epoch_hook
-        self.eval_batch = int(eval_batch)
+        self.eval_batch = eval_batch
 
     def train(
         self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
@@ -237,8 +237,14 @@ class MLPTrainer:
                 first, j = first + j, 0
 
     def _predict(self, net: nn.Module, X: torch.Tensor, out: np.ndarray) -> None:
-        """Logits of ``X`` in eval mode (no dropout, no autograd) into ``out`` (N, K)."""
+        """Logits of ``X`` in eval mode (no dropout, no autograd) into ``out`` (N, K).
+
+        Blocks of ``eval_batch`` rows; default 512 on CPU, where a block's activations then
+        stay in cache (measured: 18 ms instead of 32 ms per epoch for 6.8K rows in one block,
+        i.e. 13% instead of 23% of a training epoch), and 16384 on GPU (fewer launches).
+        """
+        bs = self.eval_batch or (512 if X.device.type == "cpu" else 16384)
         net.eval()
         with torch.inference_mode():
-            for i in range(0, len(X), self.eval_batch):
-                out[i : i + self.eval_batch] = net(X[i : i + self.eval_batch]).float().cpu().numpy()
+            for i in range(0, len(X), bs):
+                out[i : i + bs] = net(X[i : i + bs]).float().cpu().numpy()
