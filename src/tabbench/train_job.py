@@ -1,0 +1,259 @@
+"""One training job: every config of one (model, dataset, split), every epoch recorded.
+
+``run_train_job`` trains configs ``0..n_configs`` (0 = default, the rest random draws of the
+search space) one after the other. Each finished config is persisted at once as a part file
+(``<out>.part/config<c>.parquet``, or ``config<c>.failure.json`` if it failed), so a killed job
+resumes at the first config without one. At the end the parts are concatenated into ``out_path``
+and the failures into the sidecar ``<out>.failures.json`` (always written, possibly ``[]``), both
+atomically, and the part folder is removed (so a forced rerun of a finished job starts afresh).
+
+A part file is reused only if it matches what the rerun would train: the job's identity
+(model, dataset, split, seed in ``job.json``) and, per config, the same params and number of
+epochs. A failing config (an exception in the trainer, a non-finite loss in the first epoch,
+out of memory) is recorded with its error and the job goes on; errors of the recorder itself
+(the metrics) are bugs and stop the job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+
+from tabbench.data.dataset import load_split_data
+from tabbench.io import write_json_atomic, write_parquet_atomic
+from tabbench.models.base import TrainContext
+from tabbench.models.recorder import EpochRecorder, check_records, empty_records, params_json
+from tabbench.models.registry import NN_MODELS, get_trainer, n_epochs_for
+from tabbench.search import sample_config, stable_seed
+
+
+def failures_path(out_path: str | os.PathLike[str]) -> Path:
+    """``.../split0.parquet`` -> ``.../split0.failures.json``."""
+    out = Path(out_path)
+    return out.with_name(out.name.removesuffix(".parquet") + ".failures.json")
+
+
+def part_dir(out_path: str | os.PathLike[str]) -> Path:
+    return Path(f"{os.fspath(out_path)}.part")
+
+
+def train_seed(seed: int, dataset: str, split: int, model: str, config_id: int) -> int:
+    """The training seed of one config (init, shuffling, subsampling): from its identity only."""
+    return stable_seed(int(seed), str(dataset), int(split), str(model), int(config_id), "train")
+
+
+def resolve_device(device: str) -> str:
+    """``cpu`` / ``cuda:<i>`` as given; plain ``cuda`` picks the visible GPU with the most free
+    memory (Snakemake only counts GPU slots locally, it does not assign device ids)."""
+    if device == "cpu":
+        return device
+    import torch
+
+    if not device.startswith("cuda"):
+        raise ValueError(f"device must be cpu or cuda[:i], got {device!r}")
+    if not torch.cuda.is_available():
+        raise RuntimeError(f"device {device!r} requested but CUDA is not available")
+    if device != "cuda":
+        return device
+    free = [torch.cuda.mem_get_info(i)[0] for i in range(torch.cuda.device_count())]
+    return f"cuda:{max(range(len(free)), key=free.__getitem__)}"
+
+
+class _Progress:
+    """One line per chunk: config i/n, epoch, elapsed and ETA (from this process's pace)."""
+
+    def __init__(self, stream: TextIO, tag: str, epochs_todo: int) -> None:
+        self.stream, self.tag, self.todo = stream, tag, epochs_todo
+        self.t0 = time.perf_counter()
+        self.done = 0
+
+    def line(self, msg: str) -> None:
+        print(f"[{self.tag}] {msg}", file=self.stream, flush=True)
+
+    def epochs(self, n: int, msg: str) -> None:
+        self.done += n
+        elapsed = time.perf_counter() - self.t0
+        left = max(0, self.todo - self.done)
+        eta = elapsed / self.done * left if self.done else float("nan")
+        self.line(f"{msg} elapsed {_hms(elapsed)} eta {_hms(eta)}")
+
+    def skip(self, n: int) -> None:
+        self.todo -= n
+
+
+def _hms(s: float) -> str:
+    if s != s:
+        return "?"
+    if s < 60:
+        return f"{s:.1f}s"
+    s = int(round(s))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def run_train_job(
+    model: str,
+    dataset: str,
+    split: int,
+    processed_path: str | os.PathLike[str],
+    splits_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    *,
+    n_configs: int,
+    epochs: Mapping[str, int],
+    seed: int,
+    threads: int = 1,
+    device: str = "cpu",
+    progress: TextIO | None = None,
+    metrics: Any = None,
+    trainer_factory: Any = None,
+) -> pd.DataFrame:
+    """Train configs ``0..n_configs`` of ``model`` on one split; write records + failures.
+
+    Returns the records written to ``out_path``. ``metrics`` and ``trainer_factory`` (name ->
+    trainer) are injection points for tests; by default :mod:`tabbench.metrics` and
+    :func:`tabbench.models.registry.get_trainer`.
+    """
+    stream = sys.stderr if progress is None else progress
+    out_path = Path(out_path)
+    parts = part_dir(out_path)
+    make_trainer = trainer_factory or get_trainer
+    ids = list(range(int(n_configs) + 1))
+    plan = {
+        c: (
+            sample_config(model, c, seed=seed, dataset=dataset, split=split),
+            n_epochs_for(model, c, epochs),
+        )
+        for c in ids
+    }
+    _prepare_parts(parts, {"model": model, "dataset": dataset, "split": int(split),
+                           "seed": int(seed)})
+    data = load_split_data(processed_path, splits_path, split)
+    dev = resolve_device(device) if model in NN_MODELS else "cpu"
+    prog = _Progress(stream, f"{model}/{dataset}/split{split}", sum(n for _, n in plan.values()))
+    prog.line(f"{len(ids)} configs, n_train={len(data.y_train)} n_val={len(data.y_val)} "
+              f"n_test={len(data.y_test)} classes={data.n_classes} threads={threads} "
+              f"device={dev}")
+
+    for c in ids:
+        params, n_ep = plan[c]
+        pos = f"config {c} ({c + 1}/{len(ids)})"
+        if _load_done(parts, c, params, n_ep) is not None:
+            prog.skip(n_ep)
+            prog.line(f"{pos} already done (part file), not retrained")
+            continue
+        prog.line(f"{pos} training {n_ep} epochs, params {params_json(params)}")
+        recorder = EpochRecorder(
+            model=model, dataset=dataset, split=split, config=c, params=params,
+            y_val=data.y_val, y_test=data.y_test, n_train=len(data.y_train),
+            n_classes=data.n_classes, n_epochs=n_ep, metrics=metrics,
+        )
+        ctx = TrainContext(seed=train_seed(seed, dataset, split, model, c), n_epochs=n_ep,
+                           threads=int(threads), device=dev)
+        chunks = make_trainer(model).train(params, data, ctx)
+        failure = None
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                break
+            except Exception as err:  # a failing config is recorded, the job goes on
+                failure = _failure(c, params, n_ep, recorder.next_epoch - 1, err)
+                break
+            recorder.add(chunk)  # metric errors are bugs: not caught
+            last = chunk.first_epoch + len(chunk.fit_seconds) - 1
+            prog.epochs(len(chunk.fit_seconds), f"{pos} epoch {last}/{n_ep}")
+        if failure is not None:
+            prog.skip(n_ep - (recorder.next_epoch - 1))
+            prog.line(f"{pos} FAILED: {failure['error_type']}: {failure['message']}")
+            stream.write(failure["traceback"])
+            write_json_atomic(failure, parts / f"config{c}.failure.json")
+            _free_gpu(dev)
+            continue
+        write_parquet_atomic(recorder.frame(), parts / f"config{c}.parquet")
+
+    return _finish(out_path, parts, plan, prog)
+
+
+def _prepare_parts(parts: Path, identity: dict[str, Any]) -> None:
+    """Create the part folder; discard it if it belongs to another job identity; drop temp files
+    of a killed atomic write."""
+    job = parts / "job.json"
+    if job.exists():
+        try:
+            same = json.loads(job.read_text()) == identity
+        except ValueError:
+            same = False
+        if not same:
+            shutil.rmtree(parts)
+    parts.mkdir(parents=True, exist_ok=True)
+    for tmp in parts.glob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+    if not job.exists():
+        write_json_atomic(identity, job)
+
+
+def _load_done(parts: Path, c: int, params: Mapping[str, Any], n_ep: int) -> Any:
+    """The finished part of config ``c`` (records or failure) if it matches; else None."""
+    ok_file, bad_file = parts / f"config{c}.parquet", parts / f"config{c}.failure.json"
+    if ok_file.exists():
+        try:
+            df = pd.read_parquet(ok_file)
+            check_records(df, {c: n_ep})
+            if (df["params"] == params_json(params)).all():
+                return df
+        except Exception:  # unreadable or stale: retrain
+            pass
+        ok_file.unlink()
+    if bad_file.exists():
+        try:
+            fail = json.loads(bad_file.read_text())
+            if fail["params"] == dict(params) and fail["n_epochs"] == n_ep:
+                return fail
+        except (ValueError, KeyError):
+            pass
+        bad_file.unlink()
+    return None
+
+
+def _failure(c: int, params: Mapping[str, Any], n_ep: int, done: int, err: BaseException):
+    return {
+        "config": c,
+        "params": dict(params),
+        "n_epochs": n_ep,
+        "epochs_done": done,
+        "error_type": type(err).__name__,
+        "message": str(err),
+        "traceback": "".join(traceback.format_exception(err)),
+    }
+
+
+def _free_gpu(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+def _finish(out_path: Path, parts: Path, plan: Mapping[int, Any], prog: _Progress):
+    frames, failures = [], []
+    for c, (params, n_ep) in plan.items():
+        done = _load_done(parts, c, params, n_ep)
+        if done is None:
+            raise RuntimeError(f"config {c} has no part file after training")
+        (frames if isinstance(done, pd.DataFrame) else failures).append(done)
+    records = pd.concat(frames, ignore_index=True) if frames else empty_records()
+    check_records(records, {int(f["config"].iloc[0]): len(f) for f in frames})
+    write_json_atomic(failures, failures_path(out_path))
+    write_parquet_atomic(records, out_path)
+    shutil.rmtree(parts)
+    prog.line(f"done: {len(frames)} configs recorded, {len(failures)} failed -> {out_path}")
+    return records

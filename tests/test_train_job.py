@@ -1,0 +1,296 @@
+"""The train job: records schema and size, test metrics equal a fresh evaluation of that epoch's
+model, determinism, failed configs in the sidecar, and kill-and-resume."""
+
+import copy
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import xgboost as xgb
+
+import tabbench
+from tabbench import metrics
+from tabbench.data.dataset import LABEL_COLUMN, load_split_data
+from tabbench.metrics import losses
+from tabbench.models.mlp import MLPTrainer
+from tabbench.models.recorder import check_records
+from tabbench.models.registry import get_trainer
+from tabbench.models.xgboost import XGBoostTrainer, to_logits
+from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS, val_column
+from tabbench.records import test_column as _test_column
+from tabbench.train_commands import main as cli_main
+from tabbench.train_job import failures_path, part_dir, run_train_job
+
+SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
+EPOCHS = {"xgboost_default": 6, "xgboost_tuned": 9, "mlp": 4}
+
+
+def write_dataset(folder, n=900, n_classes=3, seed=0):
+    """A processed parquet + splits parquet in the on-disk contract of tabbench.data."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "a": rng.normal(size=n),
+        "b": rng.normal(size=n),
+        "c": pd.Categorical(rng.choice(["x", "y", "z", None], size=n)),
+    })
+    score = df["a"] - df["b"] * (df["c"] == "x") + rng.normal(size=n) * 0.8
+    edges = np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1])
+    df[LABEL_COLUMN] = np.digitize(score, edges).astype(np.int64)
+    rows = []
+    for split in range(2):
+        perm = np.random.default_rng(split).permutation(n)
+        n_test, n_val = n // 5, (n - n // 5) // 5
+        roles = ["test"] * n_test + ["val"] * n_val + ["train"] * (n - n_test - n_val)
+        rows.append(pd.DataFrame({"split": split, "row": perm, "role": roles}))
+    folder.mkdir(parents=True, exist_ok=True)
+    df.to_parquet(folder / "toy.parquet", index=False)
+    pd.concat(rows).to_parquet(folder / "toy.splits.parquet", index=False)
+    return folder / "toy.parquet", folder / "toy.splits.parquet"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    return write_dataset(tmp_path_factory.mktemp("data"))
+
+
+def run(model, dataset, out, n_configs=2, seed=0, epochs=EPOCHS, **kw):
+    processed, splits = dataset
+    kw.setdefault("progress", io.StringIO())
+    return run_train_job(model, "toy", 1, processed, splits, out, n_configs=n_configs,
+                         epochs=epochs, seed=seed, **kw)
+
+
+def _metric_cols():
+    cols = [val_column(m) for m in STOPPING_METRIC_IDS] + ["beta"]
+    for m in TEST_METRIC_IDS:
+        cols += [_test_column(m), _test_column(m, True)]
+    return cols
+
+
+@pytest.mark.parametrize("model", ["xgboost", "mlp"])
+def test_records_schema_and_rows_per_config(model, dataset, tmp_path):
+    out = tmp_path / "runs" / f"{model}.parquet"
+    df = run(model, dataset, out)
+    on_disk = pd.read_parquet(out)
+    expected = {0: 6, 1: 9, 2: 9} if model == "xgboost" else {0: 4, 1: 4, 2: 4}
+    check_records(on_disk, expected)
+    pd.testing.assert_frame_equal(on_disk, df, check_dtype=False)
+    assert json.loads(failures_path(out).read_text()) == []
+    assert not part_dir(out).exists()
+    assert np.isfinite(on_disk[_metric_cols()].to_numpy()).all()
+    assert on_disk["params"].nunique() == 3
+
+
+def _fresh(val_logits, test_logits, data):
+    """Metrics of one epoch from scratch with the single-epoch definitions of tabbench.metrics
+    (not the batched fast path the recorder uses): an independent check of the whole chain."""
+    out = {val_column(m): v for m, v in metrics.stopping_metrics(val_logits, data.y_val).items()}
+    out["beta"] = metrics.fit_temperature(val_logits, data.y_val)
+    y = data.y_test
+    out.update({
+        "test_logloss": metrics.logloss(test_logits, y),
+        "test_brier": metrics.brier(test_logits, y),
+        "test_error": metrics.error(test_logits, y),
+        "test_auroc": metrics.one_minus_auroc(test_logits, y),
+        "test_ece": metrics.ece(test_logits, y),
+    })
+    p = metrics.TemperatureScaling().fit(val_logits, data.y_val).predict_proba(test_logits)
+    out.update({
+        "test_logloss_ts": losses.logloss_proba(p, y),
+        "test_brier_ts": losses.brier_proba(p, y),
+        "test_error_ts": float(np.mean(p.argmax(axis=1) != y)),
+        "test_auroc_ts": 1.0 - losses.auroc_scores(p, y),
+        "test_ece_ts": losses.ece_proba(p, y),
+    })
+    return out
+
+
+def _assert_row_matches(row, fresh):
+    for col in _metric_cols():
+        np.testing.assert_allclose(row[col], fresh[col], rtol=1e-5, atol=1e-7, err_msg=col)
+
+
+def test_xgboost_metrics_equal_fresh_evaluation_of_that_round(dataset, tmp_path):
+    trainers = []
+
+    def factory(name):
+        trainers.append(XGBoostTrainer(chunk_rounds=4))
+        return trainers[-1]
+
+    df = run("xgboost", dataset, tmp_path / "x.parquet", n_configs=1, trainer_factory=factory)
+    data = load_split_data(*dataset, 1)
+    bst = trainers[1].booster  # config 1
+    dval, dtest = (xgb.DMatrix(X, enable_categorical=True) for X in (data.X_val, data.X_test))
+    for r in (1, 5, 9):
+        logits = [to_logits(bst.predict(d, iteration_range=(0, r), output_margin=True), 3)
+                  for d in (dval, dtest)]
+        row = df[(df["config"] == 1) & (df["epoch"] == r)].iloc[0]
+        _assert_row_matches(row, _fresh(*logits, data))
+
+
+def test_mlp_metrics_equal_fresh_evaluation_of_that_epoch(dataset, tmp_path):
+    snaps = {}
+
+    def factory(name):
+        def hook(epoch, net, pre):
+            if epoch in (1, 3, 4):
+                snaps[epoch] = (copy.deepcopy(net), pre)
+        return MLPTrainer(chunk_epochs=3, epoch_hook=hook)
+
+    df = run("mlp", dataset, tmp_path / "m.parquet", n_configs=0, trainer_factory=factory)
+    data = load_split_data(*dataset, 1)
+    for epoch, (net, pre) in snaps.items():
+        net.eval()
+        with torch.no_grad():
+            logits = [net(torch.as_tensor(pre.transform(X))).numpy()
+                      for X in (data.X_val, data.X_test)]
+        _assert_row_matches(df[df["epoch"] == epoch].iloc[0], _fresh(*logits, data))
+
+
+@pytest.mark.parametrize("model", ["xgboost", "mlp"])
+def test_same_job_twice_gives_identical_records(model, dataset, tmp_path):
+    a = run(model, dataset, tmp_path / "a.parquet").drop(columns="fit_seconds")
+    b = run(model, dataset, tmp_path / "b.parquet").drop(columns="fit_seconds")
+    pd.testing.assert_frame_equal(a, b)
+    c = run(model, dataset, tmp_path / "c.parquet", seed=1).drop(columns="fit_seconds")
+    assert not a[_metric_cols()].equals(c[_metric_cols()])
+
+
+def test_failed_config_goes_to_the_sidecar_and_the_job_goes_on(dataset, tmp_path):
+    calls = []
+
+    class Failing:
+        name = "mlp"
+
+        def train(self, params, data, ctx):
+            yield from MLPTrainer(chunk_epochs=1).train(params, data, ctx)
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+
+    def factory(name):
+        calls.append(name)
+        return Failing() if len(calls) == 2 else get_trainer(name)
+
+    out = tmp_path / "f.parquet"
+    log = io.StringIO()
+    df = run("mlp", dataset, out, progress=log, trainer_factory=factory)
+    assert sorted(df["config"].unique()) == [0, 2]
+    fails = json.loads(failures_path(out).read_text())
+    assert [(f["config"], f["error_type"], f["epochs_done"]) for f in fails] == [
+        (1, "OutOfMemoryError", 4)]
+    assert "out of memory" in fails[0]["message"] and fails[0]["params"]["lr"] > 0
+    assert "config 1 (2/3) FAILED: OutOfMemoryError" in log.getvalue()
+
+
+def test_first_epoch_nan_is_a_failure_not_a_crash(dataset, tmp_path):
+    class Exploding(MLPTrainer):
+        def train(self, params, data, ctx):
+            return super().train({**params, "lr": 1e30, "batch_size": 16}, data, ctx)
+
+    out = tmp_path / "nan.parquet"
+    df = run("mlp", dataset, out, n_configs=1, trainer_factory=lambda name: Exploding())
+    assert df.empty
+    check_records(df)
+    fails = json.loads(failures_path(out).read_text())
+    assert [f["error_type"] for f in fails] == ["FloatingPointError"] * 2
+
+
+def test_progress_lines(dataset, tmp_path):
+    log = io.StringIO()
+    run("xgboost", dataset, tmp_path / "p.parquet", n_configs=1, progress=log)
+    lines = log.getvalue().splitlines()
+    assert any("config 1 (2/2) epoch 9/9 elapsed" in line and "eta" in line for line in lines)
+    assert lines[-1].startswith("[xgboost/toy/split1] done: 2 configs recorded, 0 failed")
+
+
+def test_stale_parts_of_another_job_are_discarded(dataset, tmp_path):
+    out = tmp_path / "s.parquet"
+    parts = part_dir(out)
+    parts.mkdir()
+    (parts / "job.json").write_text(json.dumps({"model": "xgboost", "seed": 99}))
+    (parts / "config0.parquet").write_text("garbage")
+    df = run("xgboost", dataset, out, n_configs=0)
+    check_records(df, {0: 6})
+
+
+def test_cli_runs_a_job(dataset, tmp_path):
+    processed, splits = dataset
+    out = tmp_path / "cli" / "split0.parquet"
+    rc = cli_main(["train", "--model", "xgboost", "--dataset", "toy", "--split", "0",
+                   "--processed", str(processed), "--splits", str(splits), "--out", str(out),
+                   "--n-configs", "1", "--epochs", "xgboost_default=3", "xgboost_tuned=5",
+                   "--seed", "0", "--threads", "1"])
+    assert rc == 0
+    check_records(pd.read_parquet(out), {0: 3, 1: 5})
+
+
+def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
+    processed, splits = write_dataset(tmp_path / "data", n=2500, n_classes=2)
+    args = ["train", "--model", "xgboost", "--dataset", "toy", "--split", "0",
+            "--processed", str(processed), "--splits", str(splits), "--n-configs", "4",
+            "--epochs", "xgboost_default=60", "xgboost_tuned=60", "--seed", "0"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    killed = tmp_path / "killed" / "split0.parquet"
+    parts = part_dir(killed)
+    log1 = tmp_path / "run1.log"
+    with open(log1, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "tabbench.train_commands", *args,
+                                 "--out", str(killed)], stderr=err, env=env)
+        deadline = time.time() + 120
+        while not (parts / "config0.parquet").exists():
+            assert proc.poll() is None, log1.read_text()
+            assert time.time() < deadline
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert not killed.exists()
+    done = {int(p.stem.removeprefix("config")) for p in parts.glob("config*.parquet")}
+    assert 0 in done and len(done) < 5
+    started1 = {c for c in range(5) if f"config {c} ({c + 1}/5) training" in log1.read_text()}
+    assert len(started1 - done) <= 1  # at most the config in flight is lost
+    mtimes = {c: (parts / f"config{c}.parquet").stat().st_mtime_ns for c in done}
+
+    log2 = io.StringIO()
+    resumed = run_train_job(
+        "xgboost", "toy", 0, processed, splits, killed, n_configs=4,
+        epochs={"xgboost_default": 60, "xgboost_tuned": 60}, seed=0, progress=log2,
+        metrics=_MtimeProbe(parts, mtimes),
+    )
+    text = log2.getvalue()
+    for c in range(5):
+        retrained = f"config {c} ({c + 1}/5) training" in text
+        assert retrained == (c not in done), text
+        assert (f"config {c} ({c + 1}/5) already done" in text) == (c in done)
+    assert not parts.exists()
+
+    fresh = run_train_job("xgboost", "toy", 0, processed, splits, tmp_path / "fresh.parquet",
+                          n_configs=4, epochs={"xgboost_default": 60, "xgboost_tuned": 60},
+                          seed=0, progress=io.StringIO())
+    pd.testing.assert_frame_equal(resumed.drop(columns="fit_seconds"),
+                                  fresh.drop(columns="fit_seconds"))
+
+
+class _MtimeProbe:
+    """The real metrics, plus a check (each time metrics run) that part files finished before
+    the kill were not rewritten by the resumed job."""
+
+    def __init__(self, parts, mtimes):
+        self.parts, self.mtimes = parts, mtimes
+
+    def _check(self):
+        for c, t in self.mtimes.items():
+            assert (self.parts / f"config{c}.parquet").stat().st_mtime_ns == t
+
+    def stopping_metrics_batched(self, *a):
+        self._check()
+        return metrics.stopping_metrics_batched(*a)
+
+    def test_metrics_batched(self, *a):
+        return metrics.test_metrics_batched(*a)

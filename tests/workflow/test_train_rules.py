@@ -1,0 +1,134 @@
+"""The `train` rule: one job per (model, dataset, split) with explicit paths/params, threads,
+GPU resources for NN jobs under device: cuda, and (end to end) valid records.
+
+The DAG is built in a temporary project: this repo's common.smk and train.smk plus a minimal
+stand-in for data.smk (processed_path, splits_path, kept_datasets) over tiny files.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+import tabbench
+from tabbench.models.recorder import check_records
+
+REPO = Path(__file__).resolve().parents[2]
+SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
+sys.path.insert(0, str(REPO / "tests"))
+from test_train_job import write_dataset  # noqa: E402
+
+FAKE_DATA_SMK = """
+def processed_path(ds):
+    return f"{DATA}/processed/{ds}.parquet"
+
+def splits_path(ds):
+    return f"{DATA}/splits/{ds}.parquet"
+
+def kept_datasets():
+    return ["toy", "toy2"]
+"""
+
+
+def make_project(tmp_path, **config):
+    for ds in ("toy", "toy2"):
+        write_dataset(tmp_path / "tmpdata", n=400)
+        (tmp_path / "data" / "processed").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / "splits").mkdir(parents=True, exist_ok=True)
+        shutil.copy(tmp_path / "tmpdata" / "toy.parquet",
+                    tmp_path / "data" / "processed" / f"{ds}.parquet")
+        shutil.copy(tmp_path / "tmpdata" / "toy.splits.parquet",
+                    tmp_path / "data" / "splits" / f"{ds}.parquet")
+    cfg = {
+        "preset": "smoke", "sources": ["bundled"], "models": ["xgboost", "mlp"],
+        "n_splits": 2, "n_configs": 1, "seed": 0, "device": "cpu", "train_threads": 1,
+        "epochs": {"xgboost_default": 4, "xgboost_tuned": 6, "mlp": 2},
+        "data_dir": "data", "results_dir": "results", **config,
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    (tmp_path / "data.smk").write_text(FAKE_DATA_SMK)
+    rules = REPO / "workflow" / "rules"
+    (tmp_path / "Snakefile").write_text(
+        'configfile: "config.yaml"\n'
+        f'include: "{rules / "common.smk"}"\n'
+        'include: "data.smk"\n'
+        f'include: "{rules / "train.smk"}"\n'
+        "rule all:\n    default_target: True\n    input: all_targets,\n"
+    )
+    return tmp_path
+
+
+def snakemake(project, *args):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *args],
+                          cwd=project, env=env, capture_output=True, text=True)
+
+
+def _jobs(res):
+    """(job description, shell command) of every planned train job of a dry run."""
+    text = res.stdout + res.stderr
+    jobs = []
+    for block in text.split("rule train:")[1:]:
+        cmd = block[block.index("tabbench train"):].splitlines()[0]
+        jobs.append((block.split("Shell command")[0], cmd))
+    return jobs
+
+
+def test_dry_run_plans_one_job_per_model_dataset_split(tmp_path):
+    project = make_project(tmp_path)
+    res = snakemake(project, "-n", "-p")
+    assert res.returncode == 0, res.stderr + res.stdout
+    cmds = [cmd for _, cmd in _jobs(res)]
+    assert len(cmds) == 2 * 2 * 2
+    xgb = [c for c in cmds if "--model xgboost --dataset toy2 --split 1" in c]
+    assert len(xgb) == 1
+    assert ("--processed data/processed/toy2.parquet --splits data/splits/toy2.parquet "
+            "--out results/runs/xgboost/toy2/split1.parquet --n-configs 1 "
+            "--epochs xgboost_default=4 xgboost_tuned=6 --seed 0 --threads 1 --device cpu"
+            in xgb[0])
+    assert "2> logs/train/xgboost/toy2/split1.log" in xgb[0]
+    mlp = [c for c in cmds if "--model mlp --dataset toy --split 0" in c]
+    assert "--epochs mlp=2 " in mlp[0]
+
+
+def test_nn_jobs_claim_a_gpu_under_cuda(tmp_path):
+    project = make_project(tmp_path, device="cuda", train_threads=2)
+    res = snakemake(project, "-n", "-p", "--resources", "gpu=1")
+    assert res.returncode == 0, res.stderr + res.stdout
+    jobs = _jobs(res)
+    assert len(jobs) == 8
+    for desc, cmd in jobs:
+        nn = "--model mlp" in cmd
+        assert ("--device cuda" if nn else "--device cpu") in cmd
+        assert "--threads 2" in cmd
+        # resources: gpu=1 for NN jobs only (Snakemake prints them per job in a dry run)
+        assert ("gpu=1" if nn else "gpu=0") in desc, desc
+
+
+def _cli_has_train():
+    res = subprocess.run([sys.executable, "-c", "from tabbench.cli import build_parser;"
+                          "build_parser().parse_args(['train', '--help'])"],
+                         env={**os.environ, "PYTHONPATH": SRC}, capture_output=True)
+    return res.returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("tabbench"), reason="tabbench CLI not installed")
+def test_end_to_end_records(tmp_path):
+    if not _cli_has_train():
+        pytest.skip("tabbench.train_commands is not yet in tabbench.cli.COMMAND_MODULES")
+    project = make_project(tmp_path, n_splits=1)
+    res = snakemake(project)
+    assert res.returncode == 0, res.stderr + res.stdout
+    for model, epochs in (("xgboost", {0: 4, 1: 6}), ("mlp", {0: 2, 1: 2})):
+        for ds in ("toy", "toy2"):
+            out = project / "results" / "runs" / model / ds / "split0.parquet"
+            check_records(pd.read_parquet(out), epochs)
+            assert (out.parent / "split0.failures.json").read_text().strip() == "[]"
+            log = (project / "logs" / "train" / model / ds / "split0.log").read_text()
+            assert "done: 2 configs recorded" in log
