@@ -17,6 +17,7 @@ from collections.abc import Sequence
 COMMAND_MODULES: list[str] = [
     "tabbench.data.commands",
     "tabbench.results_commands",
+    "tabbench.train_commands",
 ]
 
 
