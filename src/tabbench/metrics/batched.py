@@ -29,15 +29,15 @@ from tabbench.metrics.temperature import (
     Workspace,
     _initial_log_beta,
     column_sums,
+    derivative_sums,
     epoch_blocks,
     fit_log_beta_prepared,
-    newton_log_beta,
     prepare,
     sample_stats,
     smoothed_brier,
     smoothed_nll,
     smoothed_pmax,
-    weighted_derivatives,
+    solve_log_beta,
 )
 from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS
 
@@ -100,7 +100,7 @@ def stopping_metrics_batched(
     b_prev: float | None = None
     ws = (Workspace(), Workspace(), Workspace())  # raw, full-data TS, CV folds; reused by blocks
     for sl in epoch_blocks(z.shape):
-        zb = z[sl] if folds is None else z[sl][:, perm]
+        zb = z[sl] if folds is None else np.take(z[sl], perm, axis=1)  # C-contiguous
         prep = prepare(zb, labels)
         b0 = b_init[sl] if b_init is not None else b_prev
         res = _stopping_block(prep, None if folds is None else bounds, b0, ws)
@@ -116,7 +116,7 @@ def _stopping_block(
     prep: Prepared, bounds: np.ndarray | None, b0, ws: tuple[Workspace, ...]
 ) -> dict[str, np.ndarray]:
     n, k = prep.n_samples, prep.n_classes
-    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0])
+    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0], derivs=False)
     res = {
         "logloss": raw.nll.mean(axis=1, dtype=np.float64),
         "brier": smoothed_brier(raw, k, None).mean(axis=1, dtype=np.float64),
@@ -144,21 +144,49 @@ def _ts_ref_cv(
 ) -> np.ndarray:
     """TS fit on 4/5, smoothed log loss on the held-out 1/5, averaged over all N samples.
 
-    Samples are ordered by fold (fold f = columns bounds[f]:bounds[f+1]). Each fold's Newton
-    search starts at the full-data optimum with a step computed from the full-data per-sample
-    derivatives (free), so it typically needs 1–2 evaluations.
+    Samples are ordered by fold (fold f = columns bounds[f]:bounds[f+1]). The 5·E fits are
+    solved as one batch of problems (fold-major: problem f·E + e): each starts at its epoch's
+    full-data optimum with a step computed from the full-data per-sample derivatives (free),
+    typically needs one evaluation over its 4/5 of the samples, and is then scored on its
+    held-out 1/5 only.
     """
     if bounds is None:
         return np.full(prep.n_epochs, np.nan)
-    total = np.zeros(prep.n_epochs)
-    for f in range(len(bounds) - 1):
-        held = slice(int(bounds[f]), int(bounds[f + 1]))
-        n_fit = prep.n_samples - (held.stop - held.start)
-        g0 = column_sums(ts_all.g, held) / n_fit
-        h0 = column_sums(ts_all.h, held) / n_fit
-        _, st = newton_log_beta(weighted_derivatives(prep, held, ws), b_all, first_derivs=(g0, h0))
-        total += smoothed_nll(st, prep.n_classes, n_fit, held).sum(axis=1, dtype=np.float64)
-    return total / prep.n_samples
+    n_ep, n = prep.n_epochs, prep.n_samples
+    n_folds = len(bounds) - 1
+    held = [slice(int(bounds[f]), int(bounds[f + 1])) for f in range(n_folds)]
+    n_fit = np.array([n - (h.stop - h.start) for h in held], dtype=np.float64)
+    g0 = np.concatenate([column_sums(ts_all.g, h) / n_fit[f] for f, h in enumerate(held)])
+    h0 = np.concatenate([column_sums(ts_all.h, h) / n_fit[f] for f, h in enumerate(held)])
+    zy_fit = None
+    if not prep.binary:
+        zy_all = prep.zy.sum(axis=1, dtype=np.float64)
+        zy_fit = [zy_all - prep.zy[:, h].sum(axis=1, dtype=np.float64) for h in held]
+
+    def evaluate(beta: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g, h = np.empty(idx.size), np.empty(idx.size)
+        fold = idx // n_ep
+        for f in np.unique(fold):
+            sel = np.flatnonzero(fold == f)
+            rows = idx[sel] - f * n_ep
+            rows_arg = None if rows.size == n_ep else rows
+            zero = None if prep.binary else np.zeros(rows.size)
+            gs = hs = 0.0
+            for cols in (slice(0, held[f].start), slice(held[f].stop, n)):  # the fold's 4/5
+                if cols.stop > cols.start:
+                    gp, hp = derivative_sums(prep, rows_arg, cols, beta[sel], ws, zero)
+                    gs, hs = gs + gp, hs + hp
+            if zy_fit is not None:  # Σ (E_p[z] − z_y) = Σ E_p[z] − Σ z_y
+                gs = gs - zy_fit[f][rows]
+            g[sel], h[sel] = gs / n_fit[f], hs / n_fit[f]
+        return g, h
+
+    b = solve_log_beta(evaluate, np.tile(b_all, n_folds), first_derivs=(g0, h0))
+    total = np.zeros(n_ep)
+    for f, h in enumerate(held):
+        st = sample_stats(prep.columns(h), np.exp(b[f * n_ep:(f + 1) * n_ep]), ws, derivs=False)
+        total += smoothed_nll(st, prep.n_classes, int(n_fit[f])).sum(axis=1, dtype=np.float64)
+    return total / n
 
 
 def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndarray]:
@@ -174,10 +202,12 @@ def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndar
     y, n, k = prep.y, prep.n_samples, prep.n_classes
     a, c = n / (n + 1.0), 1.0 / ((n + 1.0) * k)
     if prep.binary:
-        rows = sort_rows(prep.diff.astype(np.float64))
+        rows = sort_rows(prep.diff)
         sorted_pos = (y == 1)[rows.order]
         auc = auroc_rows(rows, sorted_pos)
-        py = _binary_isotonic_py(rows, sorted_pos, y == 1)
+        # the log loss is a mean over samples: p_y in sorted order, no need to unsort
+        p1 = isotonic_rows(rows, sorted_pos)
+        py = np.where(sorted_pos, p1, 1.0 - p1)
     else:
         present = np.flatnonzero(np.bincount(y, minlength=k))
         log_p = _log_proba(prep, raw)
@@ -295,8 +325,8 @@ def _test_block(
     prep: Prepared, beta: np.ndarray, n_fit: int, ws: tuple[Workspace, Workspace]
 ) -> dict[str, np.ndarray]:
     k = prep.n_classes
-    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0])
-    ts = sample_stats(prep, beta, ws[1])
+    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0], derivs=False)
+    ts = sample_stats(prep, beta, ws[1], derivs=False)
     err = 1.0 - prep.top_is_y.mean(axis=1)
     res = {
         "logloss": raw.nll.mean(axis=1, dtype=np.float64),
@@ -309,7 +339,7 @@ def _test_block(
         "ece_ts": _ece_rows(smoothed_pmax(ts, k, n_fit), prep.top_is_y),
     }
     if prep.binary:
-        rows = sort_rows(prep.diff.astype(np.float64))
+        rows = sort_rows(prep.diff)
         auc = auroc_rows(rows, (prep.y == 1)[rows.order])
         res["auroc"] = res["auroc_ts"] = 1.0 - auc  # ranking by β·(z₁ − z₀) is unchanged
     else:
