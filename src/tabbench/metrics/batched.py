@@ -23,7 +23,6 @@ from tabbench.metrics._checks import as_labels, check_batched
 from tabbench.metrics.losses import ECE_BINS
 from tabbench.metrics.ranking import auroc_rows, isotonic_rows, sort_rows, unsort
 from tabbench.metrics.temperature import (
-    _SENTINEL,
     Prepared,
     SampleStats,
     Workspace,
@@ -206,8 +205,8 @@ def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndar
         sorted_pos = (y == 1)[rows.order]
         auc = auroc_rows(rows, sorted_pos)
         # the log loss is a mean over samples: p_y in sorted order, no need to unsort
-        p1 = isotonic_rows(rows, sorted_pos)
-        py = np.where(sorted_pos, p1, 1.0 - p1)
+        py = isotonic_rows(rows, sorted_pos)  # p_1, then p_y in place
+        np.subtract(1.0, py, out=py, where=~sorted_pos)
     else:
         present = np.flatnonzero(np.bincount(y, minlength=k))
         log_p = _log_proba(prep, raw)
@@ -229,9 +228,11 @@ def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndar
             else:
                 rows, sorted_pos = _class_rows(prep, log_p, np.arange(len(present)), present)
                 py = _multiclass_isotonic_py(prep, rows, sorted_pos, present)
+    py *= a
+    py += c
     with np.errstate(divide="ignore"):
-        ir = -np.log(a * py + c).mean(axis=1)
-    return auc, ir
+        np.log(py, out=py)
+    return auc, -py.mean(axis=1)
 
 
 def _mean_auroc(rows, sorted_pos, n_epochs: int, n_present: int) -> np.ndarray:
@@ -265,7 +266,8 @@ def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
 
 def _log_proba(prep: Prepared, st: SampleStats, beta: np.ndarray | None = None) -> np.ndarray:
     """log softmax(β z) (E, K, N) float64 from the prepared (centred) logits."""
-    zc = np.where(prep.zc == _SENTINEL, np.float32(0), prep.zc).astype(np.float64)
+    zc = prep.zc.astype(np.float64)
+    np.put_along_axis(zc, prep.argmax[:, None, :], 0.0, axis=1)  # the sentinel's true value
     if beta is not None:
         zc *= beta[:, None, None]
     zc -= st.log_z[:, None, :]
@@ -277,7 +279,10 @@ def _class_rows(
 ):
     """Sort one-vs-rest rows (epoch, class) of log-probabilities: ``log_p[:, columns]``
     scored against the class codes ``labels`` (default: the same as ``columns``)."""
-    scores = log_p[:, columns, :].reshape(-1, prep.n_samples)
+    if len(columns) == log_p.shape[1] and (columns == np.arange(len(columns))).all():
+        scores = log_p.reshape(-1, prep.n_samples)  # a view: every class is scored
+    else:
+        scores = log_p[:, columns, :].reshape(-1, prep.n_samples)
     rows = sort_rows(scores)
     row_class = np.tile(columns if labels is None else labels, prep.n_epochs)
     sorted_pos = prep.y[rows.order] == row_class[:, None]
@@ -359,9 +364,10 @@ def _macro_auroc(prep: Prepared, log_p: np.ndarray) -> np.ndarray:
 def _ece_rows(conf: np.ndarray, correct: np.ndarray, n_bins: int = ECE_BINS) -> np.ndarray:
     """Top-label ECE (E,) of confidences (E, N), same binning as ``losses.ece_proba``."""
     n_epochs, n = conf.shape
-    idx = np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
+    buf = conf * n_bins
+    idx = buf.astype(np.intp)
+    np.minimum(idx, n_bins - 1, out=idx)
     idx += n_bins * np.arange(n_epochs)[:, None]
-    gaps = np.bincount(
-        idx.ravel(), weights=(correct - conf).ravel(), minlength=n_epochs * n_bins
-    ).reshape(n_epochs, n_bins)
-    return np.abs(gaps).sum(axis=1) / n
+    np.subtract(correct, conf, out=buf)
+    gaps = np.bincount(idx.ravel(), weights=buf.ravel(), minlength=n_epochs * n_bins)
+    return np.abs(gaps.reshape(n_epochs, n_bins)).sum(axis=1) / n

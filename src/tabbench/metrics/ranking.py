@@ -67,40 +67,37 @@ class TieGroups:
         return cls(member, group, member[opens], member[ends[member]])
 
 
-_LOW31 = np.int32(0x7FFFFFFF)
-_LOW32 = np.int64(0xFFFFFFFF)
+_LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
 def sort_rows(scores: np.ndarray) -> SortedRows:
     """Sort every row of ``scores`` (M, N) ascending; ties stay grouped (in any order).
 
-    Why not ``np.argsort``: sorting values is ~5× faster than argsorting them (SIMD sorts), so
-    each score is packed with its column index into one int64 key, an order-preserving integer
-    image of the float32 score in the high 32 bits and the index in the low 32, and the keys
-    are sorted. Float64 scores are packed by their float32 rounding, which can order values that
-    differ only beyond float32 precision wrongly; every row is therefore checked to be sorted
-    by its true scores, and rows that are not are argsorted. AUROC and the isotonic fit only see
-    tie groups of equal scores, so any order within ties gives the same values.
+    Why not ``np.argsort``: sorting values is several times faster than argsorting them (SIMD
+    sorts), so each score is packed with its column index into one int64 key: an
+    order-preserving integer image of the float64 score with its lowest k bits replaced by the
+    index (k = bits needed for N), and the keys are sorted. For float32 scores those k ≤ 29
+    bits are zero padding, so the order is exact. For float64 scores, values that differ only
+    in those bits may come out in the wrong order; every such row is detected (its scores are
+    not sorted) and argsorted instead. AUROC and the isotonic fit only see tie groups of
+    equal scores, so any order within ties gives the same values.
     """
     scores = np.ascontiguousarray(scores)  # (fold-permuted inputs can come in any layout)
     n_rows, n = scores.shape
-    if n >= 2**31 or scores.dtype not in (np.float32, np.float64) or np.isnan(scores).any():
+    k = max(1, int(n - 1).bit_length())
+    if k > 29 or scores.dtype not in (np.float32, np.float64) or np.isnan(scores).any():
         return _argsort_rows(scores)
-    s32 = scores if scores.dtype == np.float32 else scores.astype(np.float32)
-    bits = s32.view(np.int32)
-    key = (bits ^ ((bits >> 31) & _LOW31)).astype(np.int64)  # float order = integer order
-    key <<= 32
+    bits = scores.astype(np.float64).view(np.int64)  # a copy: reused as the key
+    key = bits ^ ((bits >> 63) & _LOW63)  # float order = integer order
+    key &= np.int64(-(1 << k))
     key |= np.arange(n, dtype=np.int64)
     key.sort(axis=1)
-    order = key & _LOW32
-    if scores.dtype == np.float32:
-        high = (key >> 32).astype(np.int32)
-        s = (high ^ ((high >> 31) & _LOW31)).view(np.float32)  # the same map inverts it
-    else:
-        flat = order + (n * np.arange(n_rows, dtype=np.int64))[:, None]
-        s = scores.ravel()[flat]
+    order = key & np.int64((1 << k) - 1)
+    flat = order + (n * np.arange(n_rows, dtype=np.int64))[:, None]
+    s = scores.ravel()[flat]
+    if scores.dtype != np.float32:
         bad = np.flatnonzero((s[:, 1:] < s[:, :-1]).any(axis=1))
-        if bad.size:  # rows whose float64 order differs from the float32 one
+        if bad.size:  # rows with scores that differ only in the index bits
             fix = _argsort_rows(scores[bad])
             order[bad], s[bad] = fix.order, np.take_along_axis(scores[bad], fix.order, axis=1)
     new_group = np.ones(s.shape, dtype=bool)
@@ -181,6 +178,8 @@ def _pav(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 def unsort(sorted_values: np.ndarray, rows: SortedRows) -> np.ndarray:
     """Put row-wise sorted values back in the original sample order."""
-    out = np.empty_like(sorted_values)
-    np.put_along_axis(out, rows.order, sorted_values, axis=1)
+    n_rows, n = rows.order.shape
+    out = np.empty((n_rows, n), dtype=sorted_values.dtype)
+    flat = rows.order + (n * np.arange(n_rows, dtype=np.int64))[:, None]
+    out.ravel()[flat.ravel()] = sorted_values.ravel()
     return out

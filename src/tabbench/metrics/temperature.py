@@ -254,25 +254,37 @@ def smoothed_nll(
         return stats.nll[:, cols]
     a, c = _smoothing_coefs(n_fit, n_classes)
     other = stats.other[:, cols]
+    out = np.float32(a) * other
+    out += np.float32(c * (n_classes - 1))  # 1 − q_y
+    np.negative(out, out=out)
     with np.errstate(divide="ignore"):
-        near_one = -np.log1p(-(np.float32(a) * other + np.float32(c * (n_classes - 1))))
-        generic = -np.log(np.float32(a) * np.exp(-stats.nll[:, cols]) + np.float32(c))
-    return np.where(other < 0.5, near_one, generic)
+        np.log1p(out, out=out)
+        np.negative(out, out=out)
+        far = ~(other < 0.5)  # p_y ≤ 1/2 (usually few samples): −log q_y from log p_y
+        out[far] = -np.log(np.float32(a) * np.exp(-stats.nll[:, cols][far]) + np.float32(c))
+    return out
 
 
 def smoothed_brier(stats: SampleStats, n_classes: int, n_fit: int | None) -> np.ndarray:
     """Per-sample Σ_k (q_k − 1[y=k])² = (1 − q_y)² + Σ_{k≠y} q_k² (float32, no cancellation)."""
-    a, c = (1.0, 0.0) if n_fit is None else _smoothing_coefs(n_fit, n_classes)
-    a, c = np.float32(a), np.float32(c)
     other = stats.other
+    if n_fit is None:  # a = 1, c = 0 below
+        return other * other + stats.other_sq
+    a, c = _smoothing_coefs(n_fit, n_classes)
+    a, c = np.float32(a), np.float32(c)
     one_minus_qy = a * other + c * (n_classes - 1)
     rest_sq = a * a * stats.other_sq + (2 * a * c) * other + (n_classes - 1) * c * c
     return one_minus_qy * one_minus_qy + rest_sq
 
 
 def smoothed_pmax(stats: SampleStats, n_classes: int, n_fit: int | None) -> np.ndarray:
-    a, c = (1.0, 0.0) if n_fit is None else _smoothing_coefs(n_fit, n_classes)
-    return a * stats.pmax.astype(np.float64) + c
+    if n_fit is None:
+        return stats.pmax.astype(np.float64)
+    a, c = _smoothing_coefs(n_fit, n_classes)
+    out = stats.pmax.astype(np.float64)
+    out *= a
+    out += c
+    return out
 
 
 def _smoothing_coefs(n_fit: int, n_classes: int) -> tuple[float, float]:
