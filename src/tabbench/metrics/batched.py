@@ -97,6 +97,8 @@ def stopping_metrics_batched(
         bounds = np.searchsorted(folds[perm], np.arange(CV_FOLDS + 1))
     b_init = _initial_log_beta(beta0, n_epochs)
     b_prev: float | None = None
+    if b_init is not None and np.ndim(beta0) == 0:  # a scalar starts the first block only
+        b_prev, b_init = float(b_init[0]), None
     ws = (Workspace(), Workspace(), Workspace())  # raw, full-data TS, CV folds; reused by blocks
     for sl in epoch_blocks(z.shape):
         zb = z[sl] if folds is None else np.take(z[sl], perm, axis=1)  # C-contiguous

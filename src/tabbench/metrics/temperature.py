@@ -583,7 +583,7 @@ def fit_temperature_bisection(logits: np.ndarray, y: np.ndarray, n_steps: int = 
     return float(np.exp(0.5 * (lo + hi)))
 
 
-def epoch_blocks(shape: tuple[int, int, int], target_elements: int = 131_072) -> list[slice]:
+def epoch_blocks(shape: tuple[int, int, int], target_elements: int = 65_536) -> list[slice]:
     """Split E epochs into blocks of about ``target_elements`` logits, so that the working
     arrays of the Newton iterations stay in cache and memory stays bounded for large chunks."""
     n_epochs, n_samples, n_classes = shape

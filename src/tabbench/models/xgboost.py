@@ -125,7 +125,7 @@ class XGBoostTrainer:
     name = "xgboost"
 
     def __init__(
-        self, chunk_rounds: int = 100, max_chunk_bytes: int = 256 * 2**20, fast_predict: bool = True
+        self, chunk_rounds: int = 250, max_chunk_bytes: int = 256 * 2**20, fast_predict: bool = True
     ) -> None:
         self.chunk_rounds = int(chunk_rounds)
         self.max_chunk_bytes = int(max_chunk_bytes)
