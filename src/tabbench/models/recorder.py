@@ -109,8 +109,8 @@ class EpochRecorder:
             idx = np.flatnonzero(finite)
             v, t = (val, test) if finite.all() else (val[idx], test[idx])
             # warm start: the first TS fits of this chunk start at the previous chunk's last β
-            warm = {} if self._last_beta is None else {"beta0": self._last_beta}
-            stop = self._metrics.stopping_metrics_batched(v, self._y_val, **warm)
+            warm = () if self._last_beta is None else (self._last_beta,)  # (beta0,)
+            stop = self._metrics.stopping_metrics_batched(v, self._y_val, *warm)
             for m in STOPPING_METRIC_IDS:
                 cols[val_column(m)][idx] = stop[m]
             beta = np.asarray(stop["beta"], dtype=np.float64)

@@ -12,7 +12,8 @@ costs one tree each, O(rounds) in total instead of O(rounds²) for re-predicting
 prediction of 1000 trees), and the margins are exactly ``predict(iteration_range=(0, i))``
 (tested). Val and test share one DMatrix (rows stacked), since a predict call's fixed cost is
 about that of 3K rows; it lives for the whole run so its cache entry does. Binary margins ``m``
-become logits ``[0, m]`` (K = 2).
+become logits ``[0, m]`` (K = 2), written straight into a fresh pair of (val, test) chunk
+buffers (no per-chunk stacking or copying: ~4% of a round at 250-round chunks).
 
 The per-round call goes through :class:`MarginPredictor`, which calls the same C function as
 ``Booster.predict(output_margin=True)`` with a prebuilt config and copies the margins straight
@@ -148,26 +149,35 @@ class XGBoostTrainer:
         predictor = MarginPredictor(bst, deval, self.fast_predict)
         n_eval = deval.num_row()
         chunk = chunk_length(self.chunk_rounds, n_eval * K * 4, self.max_chunk_bytes)
-        margins = np.empty((chunk, n_eval) + ((K,) if K > 2 else ()), dtype=np.float32)
+        margin = np.empty((n_eval, K) if K > 2 else (n_eval,), dtype=np.float32)
         times = np.empty(chunk)
         fit_seconds = time.perf_counter() - t0
 
         first, j = 1, 0
+        val = test = None
         for i in range(ctx.n_epochs):
             t = time.perf_counter()
+            if val is None:  # a fresh pair of buffers per chunk: the recorder may keep chunks
+                rows = min(chunk, ctx.n_epochs - i)
+                val = np.zeros((rows, n_val, K), dtype=np.float32)  # binary: z_0 stays 0
+                test = np.zeros((rows, n_eval - n_val, K), dtype=np.float32)
             bst.update(dtrain, iteration=i)
             # full range = cached margins + the newest tree (see module docstring)
-            predictor.predict_into(margins[j])
+            predictor.predict_into(margin)
+            # logits written in place: binary margin m -> [0, m] (as ``to_logits``)
+            if K == 2:
+                val[j, :, 1], test[j, :, 1] = margin[:n_val], margin[n_val:]
+            else:
+                val[j], test[j] = margin[:n_val], margin[n_val:]
             j += 1
-            if j == chunk or i == ctx.n_epochs - 1:
-                logits = to_logits(margins[:j], K)
-                val, test = logits[:, :n_val].copy(), logits[:, n_val:].copy()
+            if j == val.shape[0]:
                 fit_seconds += time.perf_counter() - t
                 times[j - 1] = fit_seconds
                 # Time spent while suspended here (the recorder's metrics) is not fit time.
                 yield EpochChunk(first_epoch=first, val_logits=val, test_logits=test,
                                  fit_seconds=times[:j].copy())
                 first, j = first + j, 0
+                val = test = None
             else:
                 fit_seconds += time.perf_counter() - t
                 times[j - 1] = fit_seconds
