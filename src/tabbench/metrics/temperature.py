@@ -427,7 +427,7 @@ def solve_log_beta(
     d < ``accept`` (see ACCEPT_STEP), or, after two successive Newton steps, C·d² < tol with
     Newton's contraction constant C ≥ 1 estimated from them (d = C·d_prev²). Either way b is
     as accurate as with the plain rule (stop at an evaluated point whose step is < tol), with
-    one evaluation fewer.
+    one evaluation fewer. ``accept=0`` turns accepted steps off (the plain rule only).
     ``first_derivs``: mean derivatives already known at ``b0`` (a CV fold starting from the
     full-data optimum): the first step is then taken without an evaluation.
     """
@@ -447,7 +447,7 @@ def solve_log_beta(
             # Newton's error after a step d is ≈ C·d², C estimated from this step and the
             # previous one (d = C·prev²), and at least 1 to stay on the safe side
             predicted = np.maximum(d / (prev * prev), 1.0) * d * d
-        acc = newton & ((d < accept) | (np.isfinite(prev) & (predicted < tol)))
+        acc = newton & ((d < accept) | (np.isfinite(prev) & (predicted < tol))) & (accept > 0)
         final[acc] = cand[acc]  # ... or one short Newton step further
         done[:] |= conv | acc
         prev = np.where(newton, d, np.nan)
