@@ -22,6 +22,7 @@ confident predictions. Sums over samples are accumulated in float64.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -147,7 +148,7 @@ class Workspace:
     def get(self, name: str, shape: tuple[int, ...], dtype=np.float32) -> np.ndarray:
         """A C-contiguous array of ``shape`` backed by the buffer ``name``, which only grows
         (CV folds and the last block of epochs reuse it at their own, smaller, shapes)."""
-        size = int(np.prod(shape))
+        size = math.prod(shape)
         buf = self._buffers.get(name)
         if buf is None or buf.size < size or buf.dtype != dtype:
             buf = self._buffers[name] = np.empty(max(size, 1), dtype=dtype)
