@@ -3,10 +3,23 @@
 ``stopping_metrics_batched`` computes every stopping metric of DESIGN.md §4 for E epochs of
 validation logits; ``test_metrics_batched`` the raw and post-hoc-TS test metrics. Both process
 epochs in blocks (see :func:`tabbench.metrics.temperature.epoch_blocks`), share one softmax
-evaluation among the metrics that need the same β, fit the E full-data temperatures and the
-5·E cross-validation temperatures with the vectorised Newton solver (each fold starts with a
-free Newton step from the full-data optimum), and sort each (epoch, class) row of scores once
-for both AUROC and the isotonic fit.
+evaluation among the metrics that need the same β, and sort each (epoch, class) row of scores
+once for both AUROC and the isotonic fit (binary: the test AUROC is that of z₁ − z₀, which
+β > 0 does not reorder, so it serves raw and TS alike; multiclass log-probabilities
+β z_k − log Z(β) do reorder across samples, so raw and TS are sorted separately).
+
+Where the time goes, and what keeps it small (per epoch, ~3K validation samples; the recorder
+runs after every boosting round, and XGBoost rounds take ~1 ms):
+
+* TS fits: the E full-data fits and the 5·E cross-validation fits are solved by the vectorised
+  safeguarded Newton method of :mod:`tabbench.metrics.temperature`, evaluating only the
+  problems not yet finished, with a derivative-only pass (the losses are computed once, at the
+  optimum), and ending one evaluation early with an accepted short Newton step. The 5·E folds
+  are one batch: each starts with a free Newton step from its epoch's full-data optimum (the
+  per-sample derivatives there are known) and usually needs one evaluation over its 4/5; its
+  held-out 1/5 is then scored alone.
+* Ranking: rows are sorted by packed integer keys (:func:`tabbench.metrics.ranking.sort_rows`)
+  and ties are handled sparsely; binary ``ir_ref`` is averaged in sorted order (no unsort).
 
 Non-finite logits in an epoch (diverged training) give NaN for every metric of that epoch and
 β = NaN; other epochs of the same call are unaffected, and no exception is raised.

@@ -11,7 +11,11 @@ at once, because the recorder fits a temperature after *every* epoch of every co
   back to bisection when the Newton step leaves it or the curvature is not positive, so the
   method cannot do worse than the paper's bisection;
 * an epoch stops when the Newton step is below ``tol`` in b (β relative error ~1e-7), or the
-  optimum is at a bound of [−16, 16] (e.g. a perfectly separable set wants β → ∞).
+  optimum is at a bound of [−16, 16] (e.g. a perfectly separable set wants β → ∞), or after a
+  Newton step whose predicted error (quadratic convergence) is below ``tol`` — then without
+  evaluating its end point (see :func:`solve_log_beta`);
+* the iterations evaluate only the derivative sums (~10 passes over float32 memory instead of
+  the ~20 of the full per-sample statistics), only for the problems not yet finished.
 
 Speed: logits are centred (max logit 0 per row) once and stored float32 in a class-major
 (E, K, N) layout, so each evaluation is an exp plus a few reductions over K of contiguous rows;
