@@ -81,7 +81,7 @@ def test_non_finite_epoch_gives_nan_not_exception(make, bad):
     assert all(np.isnan(v).all() for v in M.stopping_metrics_batched(z_all_bad, y).values())
 
 
-@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("k", [2, 4, 26])  # 26: some classes absent from y_test
 def test_test_metrics_batched_is_post_hoc_ts(make, k):
     z_val, y_val = make(300, k, scale=3.0, n_epochs=3, seed=11)
     z_test, y_test = make(200, k, scale=3.0, n_epochs=3, seed=12)

@@ -16,8 +16,8 @@ def _tagging_metrics(calls):
     """Every metric of epoch e = the mean of epoch e's logits (+ a per-metric offset), so each
     value says which epoch's logits it came from."""
 
-    def stopping(z, y):
-        calls.append(("stop", z.shape))
+    def stopping(z, y, beta0=None):
+        calls.append(("stop", z.shape, beta0))
         assert np.isfinite(z).all()
         tag = z.mean(axis=(1, 2))
         out = {m: tag + i for i, m in enumerate(STOPPING_METRIC_IDS)}
@@ -71,6 +71,8 @@ def test_rows_follow_the_epochs_of_each_chunk():
     assert (df[["n_train", "n_val", "n_test", "n_classes"]].iloc[0].tolist() == [17, 4, 5, 3])
     assert [c[0] for c in calls] == ["stop", "test", "stop", "test"]  # one call per chunk
     assert calls[1][2] == 4  # n_fit = size of the validation set
+    # TS warm start: the second chunk's fits start at the first chunk's last β (= tag 3 · 10)
+    assert calls[0][2] is None and calls[2][2] == pytest.approx(30.0)
     check_records(df, {4: 7})
 
 

@@ -5,7 +5,7 @@ import pytest
 import xgboost as xgb
 
 from tabbench.models.base import TrainContext
-from tabbench.models.xgboost import XGBoostTrainer, to_logits, xgb_params
+from tabbench.models.xgboost import MarginPredictor, XGBoostTrainer, to_logits, xgb_params
 
 PARAMS = {"eta": 0.2, "max_depth": 4, "subsample": 0.8, "colsample_bylevel": 0.7}
 
@@ -83,3 +83,24 @@ def test_val_test_categories_must_match_train(split_data):
                            split_data.X_test, split_data.y_test, split_data.n_classes)
     with pytest.raises(ValueError, match="'d': val categories differ"):
         next(XGBoostTrainer().train({}, bad, TrainContext(seed=0, n_epochs=2)))
+
+
+def test_fast_margin_predictor_equals_booster_predict(split_data):
+    """The direct C call writes exactly Booster.predict's margins, and the trainer's logits do
+    not depend on which path produced them."""
+    ctx = TrainContext(seed=4, n_epochs=12)
+    fast = XGBoostTrainer(chunk_rounds=5)
+    slow = XGBoostTrainer(chunk_rounds=5, fast_predict=False)
+    a, b = _collect(fast, PARAMS, split_data, ctx), _collect(slow, PARAMS, split_data, ctx)
+    np.testing.assert_array_equal(a[1], b[1])
+    np.testing.assert_array_equal(a[2], b[2])
+    d = xgb.DMatrix(split_data.X_test, enable_categorical=True)
+    pred = MarginPredictor(fast.booster, d)
+    assert pred.fast
+    shape = (len(split_data.y_test),) + ((split_data.n_classes,) if split_data.n_classes > 2
+                                         else ())
+    out = np.empty(shape, dtype=np.float32)
+    pred.predict_into(out)
+    np.testing.assert_array_equal(out, fast.booster.predict(d, output_margin=True))
+    with pytest.raises(ValueError, match="buffer"):
+        pred.predict_into(np.empty(3, dtype=np.float32))

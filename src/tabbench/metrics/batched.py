@@ -3,10 +3,23 @@
 ``stopping_metrics_batched`` computes every stopping metric of DESIGN.md §4 for E epochs of
 validation logits; ``test_metrics_batched`` the raw and post-hoc-TS test metrics. Both process
 epochs in blocks (see :func:`tabbench.metrics.temperature.epoch_blocks`), share one softmax
-evaluation among the metrics that need the same β, fit the E full-data temperatures and the
-5·E cross-validation temperatures with the vectorised Newton solver (each fold starts with a
-free Newton step from the full-data optimum), and sort each (epoch, class) row of scores once
-for both AUROC and the isotonic fit.
+evaluation among the metrics that need the same β, and sort each (epoch, class) row of scores
+once for both AUROC and the isotonic fit (binary: the test AUROC is that of z₁ − z₀, which
+β > 0 does not reorder, so it serves raw and TS alike; multiclass log-probabilities
+β z_k − log Z(β) do reorder across samples, so raw and TS are sorted separately).
+
+Where the time goes, and what keeps it small (per epoch, ~3K validation samples; the recorder
+runs after every boosting round, and XGBoost rounds take ~1 ms):
+
+* TS fits: the E full-data fits and the 5·E cross-validation fits are solved by the vectorised
+  safeguarded Newton method of :mod:`tabbench.metrics.temperature`, evaluating only the
+  problems not yet finished, with a derivative-only pass (the losses are computed once, at the
+  optimum), and ending one evaluation early with an accepted short Newton step. The 5·E folds
+  are one batch: each starts with a free Newton step from its epoch's full-data optimum (the
+  per-sample derivatives there are known) and usually needs one evaluation over its 4/5; its
+  held-out 1/5 is then scored alone.
+* Ranking: rows are sorted by packed integer keys (:func:`tabbench.metrics.ranking.sort_rows`)
+  and ties are handled sparsely; binary ``ir_ref`` is averaged in sorted order (no unsort).
 
 Non-finite logits in an epoch (diverged training) give NaN for every metric of that epoch and
 β = NaN; other epochs of the same call are unaffected, and no exception is raised.
@@ -23,21 +36,20 @@ from tabbench.metrics._checks import as_labels, check_batched
 from tabbench.metrics.losses import ECE_BINS
 from tabbench.metrics.ranking import auroc_rows, isotonic_rows, sort_rows, unsort
 from tabbench.metrics.temperature import (
-    _SENTINEL,
     Prepared,
     SampleStats,
     Workspace,
     _initial_log_beta,
     column_sums,
+    derivative_sums,
     epoch_blocks,
     fit_log_beta_prepared,
-    newton_log_beta,
     prepare,
     sample_stats,
     smoothed_brier,
     smoothed_nll,
     smoothed_pmax,
-    weighted_derivatives,
+    solve_log_beta,
 )
 from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS
 
@@ -98,9 +110,11 @@ def stopping_metrics_batched(
         bounds = np.searchsorted(folds[perm], np.arange(CV_FOLDS + 1))
     b_init = _initial_log_beta(beta0, n_epochs)
     b_prev: float | None = None
+    if b_init is not None and np.ndim(beta0) == 0:  # a scalar starts the first block only
+        b_prev, b_init = float(b_init[0]), None
     ws = (Workspace(), Workspace(), Workspace())  # raw, full-data TS, CV folds; reused by blocks
     for sl in epoch_blocks(z.shape):
-        zb = z[sl] if folds is None else z[sl][:, perm]
+        zb = z[sl] if folds is None else np.take(z[sl], perm, axis=1)  # C-contiguous
         prep = prepare(zb, labels)
         b0 = b_init[sl] if b_init is not None else b_prev
         res = _stopping_block(prep, None if folds is None else bounds, b0, ws)
@@ -116,7 +130,7 @@ def _stopping_block(
     prep: Prepared, bounds: np.ndarray | None, b0, ws: tuple[Workspace, ...]
 ) -> dict[str, np.ndarray]:
     n, k = prep.n_samples, prep.n_classes
-    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0])
+    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0], derivs=False)
     res = {
         "logloss": raw.nll.mean(axis=1, dtype=np.float64),
         "brier": smoothed_brier(raw, k, None).mean(axis=1, dtype=np.float64),
@@ -144,21 +158,49 @@ def _ts_ref_cv(
 ) -> np.ndarray:
     """TS fit on 4/5, smoothed log loss on the held-out 1/5, averaged over all N samples.
 
-    Samples are ordered by fold (fold f = columns bounds[f]:bounds[f+1]). Each fold's Newton
-    search starts at the full-data optimum with a step computed from the full-data per-sample
-    derivatives (free), so it typically needs 1–2 evaluations.
+    Samples are ordered by fold (fold f = columns bounds[f]:bounds[f+1]). The 5·E fits are
+    solved as one batch of problems (fold-major: problem f·E + e): each starts at its epoch's
+    full-data optimum with a step computed from the full-data per-sample derivatives (free),
+    typically needs one evaluation over its 4/5 of the samples, and is then scored on its
+    held-out 1/5 only.
     """
     if bounds is None:
         return np.full(prep.n_epochs, np.nan)
-    total = np.zeros(prep.n_epochs)
-    for f in range(len(bounds) - 1):
-        held = slice(int(bounds[f]), int(bounds[f + 1]))
-        n_fit = prep.n_samples - (held.stop - held.start)
-        g0 = column_sums(ts_all.g, held) / n_fit
-        h0 = column_sums(ts_all.h, held) / n_fit
-        _, st = newton_log_beta(weighted_derivatives(prep, held, ws), b_all, first_derivs=(g0, h0))
-        total += smoothed_nll(st, prep.n_classes, n_fit, held).sum(axis=1, dtype=np.float64)
-    return total / prep.n_samples
+    n_ep, n = prep.n_epochs, prep.n_samples
+    n_folds = len(bounds) - 1
+    held = [slice(int(bounds[f]), int(bounds[f + 1])) for f in range(n_folds)]
+    n_fit = np.array([n - (h.stop - h.start) for h in held], dtype=np.float64)
+    g0 = np.concatenate([column_sums(ts_all.g, h) / n_fit[f] for f, h in enumerate(held)])
+    h0 = np.concatenate([column_sums(ts_all.h, h) / n_fit[f] for f, h in enumerate(held)])
+    zy_fit = None
+    if not prep.binary:
+        zy_all = prep.zy.sum(axis=1, dtype=np.float64)
+        zy_fit = [zy_all - prep.zy[:, h].sum(axis=1, dtype=np.float64) for h in held]
+
+    def evaluate(beta: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g, h = np.empty(idx.size), np.empty(idx.size)
+        fold = idx // n_ep
+        for f in np.unique(fold):
+            sel = np.flatnonzero(fold == f)
+            rows = idx[sel] - f * n_ep
+            rows_arg = None if rows.size == n_ep else rows
+            zero = None if prep.binary else np.zeros(rows.size)
+            gs = hs = 0.0
+            for cols in (slice(0, held[f].start), slice(held[f].stop, n)):  # the fold's 4/5
+                if cols.stop > cols.start:
+                    gp, hp = derivative_sums(prep, rows_arg, cols, beta[sel], ws, zero)
+                    gs, hs = gs + gp, hs + hp
+            if zy_fit is not None:  # Σ (E_p[z] − z_y) = Σ E_p[z] − Σ z_y
+                gs = gs - zy_fit[f][rows]
+            g[sel], h[sel] = gs / n_fit[f], hs / n_fit[f]
+        return g, h
+
+    b = solve_log_beta(evaluate, np.tile(b_all, n_folds), first_derivs=(g0, h0))
+    total = np.zeros(n_ep)
+    for f, h in enumerate(held):
+        st = sample_stats(prep.columns(h), np.exp(b[f * n_ep:(f + 1) * n_ep]), ws, derivs=False)
+        total += smoothed_nll(st, prep.n_classes, int(n_fit[f])).sum(axis=1, dtype=np.float64)
+    return total / n
 
 
 def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndarray]:
@@ -174,10 +216,12 @@ def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndar
     y, n, k = prep.y, prep.n_samples, prep.n_classes
     a, c = n / (n + 1.0), 1.0 / ((n + 1.0) * k)
     if prep.binary:
-        rows = sort_rows(prep.diff.astype(np.float64))
+        rows = sort_rows(prep.diff)
         sorted_pos = (y == 1)[rows.order]
         auc = auroc_rows(rows, sorted_pos)
-        py = _binary_isotonic_py(rows, sorted_pos, y == 1)
+        # the log loss is a mean over samples: p_y in sorted order, no need to unsort
+        py = isotonic_rows(rows, sorted_pos)  # p_1, then p_y in place
+        np.subtract(1.0, py, out=py, where=~sorted_pos)
     else:
         present = np.flatnonzero(np.bincount(y, minlength=k))
         log_p = _log_proba(prep, raw)
@@ -199,9 +243,11 @@ def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndar
             else:
                 rows, sorted_pos = _class_rows(prep, log_p, np.arange(len(present)), present)
                 py = _multiclass_isotonic_py(prep, rows, sorted_pos, present)
+    py *= a
+    py += c
     with np.errstate(divide="ignore"):
-        ir = -np.log(a * py + c).mean(axis=1)
-    return auc, ir
+        np.log(py, out=py)
+    return auc, -py.mean(axis=1)
 
 
 def _mean_auroc(rows, sorted_pos, n_epochs: int, n_present: int) -> np.ndarray:
@@ -235,7 +281,8 @@ def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
 
 def _log_proba(prep: Prepared, st: SampleStats, beta: np.ndarray | None = None) -> np.ndarray:
     """log softmax(β z) (E, K, N) float64 from the prepared (centred) logits."""
-    zc = np.where(prep.zc == _SENTINEL, np.float32(0), prep.zc).astype(np.float64)
+    zc = prep.zc.astype(np.float64)
+    np.put_along_axis(zc, prep.argmax[:, None, :], 0.0, axis=1)  # the sentinel's true value
     if beta is not None:
         zc *= beta[:, None, None]
     zc -= st.log_z[:, None, :]
@@ -247,7 +294,10 @@ def _class_rows(
 ):
     """Sort one-vs-rest rows (epoch, class) of log-probabilities: ``log_p[:, columns]``
     scored against the class codes ``labels`` (default: the same as ``columns``)."""
-    scores = log_p[:, columns, :].reshape(-1, prep.n_samples)
+    if len(columns) == log_p.shape[1] and (columns == np.arange(len(columns))).all():
+        scores = log_p.reshape(-1, prep.n_samples)  # a view: every class is scored
+    else:
+        scores = log_p[:, columns, :].reshape(-1, prep.n_samples)
     rows = sort_rows(scores)
     row_class = np.tile(columns if labels is None else labels, prep.n_epochs)
     sorted_pos = prep.y[rows.order] == row_class[:, None]
@@ -295,8 +345,8 @@ def _test_block(
     prep: Prepared, beta: np.ndarray, n_fit: int, ws: tuple[Workspace, Workspace]
 ) -> dict[str, np.ndarray]:
     k = prep.n_classes
-    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0])
-    ts = sample_stats(prep, beta, ws[1])
+    raw = sample_stats(prep, np.ones(prep.n_epochs), ws[0], derivs=False)
+    ts = sample_stats(prep, beta, ws[1], derivs=False)
     err = 1.0 - prep.top_is_y.mean(axis=1)
     res = {
         "logloss": raw.nll.mean(axis=1, dtype=np.float64),
@@ -309,7 +359,7 @@ def _test_block(
         "ece_ts": _ece_rows(smoothed_pmax(ts, k, n_fit), prep.top_is_y),
     }
     if prep.binary:
-        rows = sort_rows(prep.diff.astype(np.float64))
+        rows = sort_rows(prep.diff)
         auc = auroc_rows(rows, (prep.y == 1)[rows.order])
         res["auroc"] = res["auroc_ts"] = 1.0 - auc  # ranking by β·(z₁ − z₀) is unchanged
     else:
@@ -329,9 +379,10 @@ def _macro_auroc(prep: Prepared, log_p: np.ndarray) -> np.ndarray:
 def _ece_rows(conf: np.ndarray, correct: np.ndarray, n_bins: int = ECE_BINS) -> np.ndarray:
     """Top-label ECE (E,) of confidences (E, N), same binning as ``losses.ece_proba``."""
     n_epochs, n = conf.shape
-    idx = np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
+    buf = conf * n_bins
+    idx = buf.astype(np.intp)
+    np.minimum(idx, n_bins - 1, out=idx)
     idx += n_bins * np.arange(n_epochs)[:, None]
-    gaps = np.bincount(
-        idx.ravel(), weights=(correct - conf).ravel(), minlength=n_epochs * n_bins
-    ).reshape(n_epochs, n_bins)
-    return np.abs(gaps).sum(axis=1) / n
+    np.subtract(correct, conf, out=buf)
+    gaps = np.bincount(idx.ravel(), weights=buf.ravel(), minlength=n_epochs * n_bins)
+    return np.abs(gaps.reshape(n_epochs, n_bins)).sum(axis=1) / n

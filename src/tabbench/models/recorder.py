@@ -92,6 +92,7 @@ class EpochRecorder:
         self.n_epochs = int(n_epochs)
         self.next_epoch = 1
         self._parts: list[pd.DataFrame] = []
+        self._last_beta: float | None = None
 
     def add(self, chunk: EpochChunk) -> pd.DataFrame:
         """Compute the metrics of ``chunk``'s epochs; return (and keep) their rows."""
@@ -107,11 +108,16 @@ class EpochRecorder:
         if finite.any():
             idx = np.flatnonzero(finite)
             v, t = (val, test) if finite.all() else (val[idx], test[idx])
-            stop = self._metrics.stopping_metrics_batched(v, self._y_val)
+            # warm start: the first TS fits of this chunk start at the previous chunk's last β
+            warm = () if self._last_beta is None else (self._last_beta,)  # (beta0,)
+            stop = self._metrics.stopping_metrics_batched(v, self._y_val, *warm)
             for m in STOPPING_METRIC_IDS:
                 cols[val_column(m)][idx] = stop[m]
             beta = np.asarray(stop["beta"], dtype=np.float64)
             cols["beta"][idx] = beta
+            ok = beta[np.isfinite(beta) & (beta > 0)]
+            if ok.size:
+                self._last_beta = float(ok[-1])
             tm = self._metrics.test_metrics_batched(t, self._y_test, beta, len(self._y_val))
             for m in TEST_METRIC_IDS:
                 for ts in (False, True):

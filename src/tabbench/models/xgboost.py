@@ -12,13 +12,21 @@ costs one tree each, O(rounds) in total instead of O(rounds²) for re-predicting
 prediction of 1000 trees), and the margins are exactly ``predict(iteration_range=(0, i))``
 (tested). Val and test share one DMatrix (rows stacked), since a predict call's fixed cost is
 about that of 3K rows; it lives for the whole run so its cache entry does. Binary margins ``m``
-become logits ``[0, m]`` (K = 2).
+become logits ``[0, m]`` (K = 2), written straight into a fresh pair of (val, test) chunk
+buffers (no per-chunk stacking or copying: ~4% of a round at 250-round chunks).
+
+The per-round call goes through :class:`MarginPredictor`, which calls the same C function as
+``Booster.predict(output_margin=True)`` with a prebuilt config and copies the margins straight
+into the chunk buffer: ``Booster.predict``'s Python wrapper costs ~0.1 ms per call (JSON, array
+interface, a class built per call), about 10% of a round of an HPO-like config on 12K rows.
 
 Categoricals are XGBoost's native ones (``enable_categorical``); ``tree_method=hist``.
 """
 
 from __future__ import annotations
 
+import ctypes
+import json
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -57,6 +65,55 @@ def to_logits(margin: np.ndarray, n_classes: int) -> np.ndarray:
     return margin
 
 
+class MarginPredictor:
+    """``booster.predict(dmatrix, output_margin=True)`` (all trees, through the prediction cache)
+    written into a given float32 buffer, with the fixed per-call cost of the Python wrapper cut.
+
+    Uses ``xgboost.core._LIB.XGBoosterPredictFromDMatrix`` (the function ``Booster.predict``
+    calls); when that private handle is unavailable it falls back on ``Booster.predict``. Both
+    paths are tested to give identical margins.
+    """
+
+    # "type": 1 is the margin prediction (Booster.predict's output_margin=True)
+    _CONFIG = json.dumps({"type": 1, "training": False, "iteration_begin": 0,
+                          "iteration_end": 0, "strict_shape": False}).encode()
+
+    def __init__(self, booster: xgb.Booster, dmatrix: xgb.DMatrix, fast: bool = True) -> None:
+        self.booster, self.dmatrix = booster, dmatrix
+        self._lib = None
+        if fast:
+            try:
+                from xgboost.core import _LIB, c_bst_ulong
+
+                self._lib, self._ulong = _LIB, c_bst_ulong
+                self._fn = _LIB.XGBoosterPredictFromDMatrix
+            except (ImportError, AttributeError):
+                self._lib = None
+
+    @property
+    def fast(self) -> bool:
+        return self._lib is not None
+
+    def predict_into(self, out: np.ndarray) -> None:
+        """Write the current margins (N,) or (N, K) into the float32 C-contiguous ``out``."""
+        if self._lib is None:
+            out[...] = self.booster.predict(self.dmatrix, output_margin=True)
+            return
+        preds = ctypes.POINTER(ctypes.c_float)()
+        shape = ctypes.POINTER(self._ulong)()
+        dims = self._ulong()
+        rc = self._fn(self.booster.handle, self.dmatrix.handle, self._CONFIG,
+                      ctypes.byref(shape), ctypes.byref(dims), ctypes.byref(preds))
+        if rc != 0:
+            raise xgb.core.XGBoostError(self._lib.XGBGetLastError().decode())
+        size = 1
+        for i in range(dims.value):
+            size *= int(shape[i])
+        if size != out.size or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ValueError(f"prediction has {size} values, buffer {out.shape} {out.dtype}")
+        ctypes.memmove(out.ctypes.data, preds, out.nbytes)
+
+
 class XGBoostTrainer:
     """Trains one XGBoost config for ``ctx.n_epochs`` rounds (no early stopping).
 
@@ -68,9 +125,12 @@ class XGBoostTrainer:
 
     name = "xgboost"
 
-    def __init__(self, chunk_rounds: int = 100, max_chunk_bytes: int = 256 * 2**20) -> None:
+    def __init__(
+        self, chunk_rounds: int = 250, max_chunk_bytes: int = 256 * 2**20, fast_predict: bool = True
+    ) -> None:
         self.chunk_rounds = int(chunk_rounds)
         self.max_chunk_bytes = int(max_chunk_bytes)
+        self.fast_predict = bool(fast_predict)
         self.booster: xgb.Booster | None = None
 
     def train(
@@ -86,28 +146,38 @@ class XGBoostTrainer:
                          np.concatenate([data.y_val, data.y_test]), ctx.threads)
         bst = xgb.Booster(bparams, [dtrain])
         self.booster = bst
+        predictor = MarginPredictor(bst, deval, self.fast_predict)
         n_eval = deval.num_row()
         chunk = chunk_length(self.chunk_rounds, n_eval * K * 4, self.max_chunk_bytes)
-        margins = np.empty((chunk, n_eval) + ((K,) if K > 2 else ()), dtype=np.float32)
+        margin = np.empty((n_eval, K) if K > 2 else (n_eval,), dtype=np.float32)
         times = np.empty(chunk)
         fit_seconds = time.perf_counter() - t0
 
         first, j = 1, 0
+        val = test = None
         for i in range(ctx.n_epochs):
             t = time.perf_counter()
+            if val is None:  # a fresh pair of buffers per chunk: the recorder may keep chunks
+                rows = min(chunk, ctx.n_epochs - i)
+                val = np.zeros((rows, n_val, K), dtype=np.float32)  # binary: z_0 stays 0
+                test = np.zeros((rows, n_eval - n_val, K), dtype=np.float32)
             bst.update(dtrain, iteration=i)
             # full range = cached margins + the newest tree (see module docstring)
-            margins[j] = bst.predict(deval, output_margin=True)
+            predictor.predict_into(margin)
+            # logits written in place: binary margin m -> [0, m] (as ``to_logits``)
+            if K == 2:
+                val[j, :, 1], test[j, :, 1] = margin[:n_val], margin[n_val:]
+            else:
+                val[j], test[j] = margin[:n_val], margin[n_val:]
             j += 1
-            if j == chunk or i == ctx.n_epochs - 1:
-                logits = to_logits(margins[:j], K)
-                val, test = logits[:, :n_val].copy(), logits[:, n_val:].copy()
+            if j == val.shape[0]:
                 fit_seconds += time.perf_counter() - t
                 times[j - 1] = fit_seconds
                 # Time spent while suspended here (the recorder's metrics) is not fit time.
                 yield EpochChunk(first_epoch=first, val_logits=val, test_logits=test,
                                  fit_seconds=times[:j].copy())
                 first, j = first + j, 0
+                val = test = None
             else:
                 fit_seconds += time.perf_counter() - t
                 times[j - 1] = fit_seconds
