@@ -59,8 +59,9 @@ def write_after_checkpoint(root: Path, n_kept: int = 196, splits: bool = True) -
     data = root / "data"
     t0 = time.time() - 3600  # one second apart per stage: outputs newer than their inputs
     _touch_all([data / "raw" / f"{n}.{e}" for n in names for e in ("parquet", "json")], t0)
-    _touch_all([data / "processed" / f"{n}.{e}" for n in names for e in ("parquet", "json")],
-               t0 + 1)
+    _touch_all(
+        [data / "processed" / f"{n}.{e}" for n in names for e in ("parquet", "json")], t0 + 1
+    )
     _touch_all([data / f for f in ("kept.txt", "datasets.csv", "unavailable.csv")], t0 + 2)
     (data / "kept.txt").write_text("".join(f"{n}\n" for n in kept))
     os.utime(data / "kept.txt", (t0 + 2, t0 + 2))
@@ -75,7 +76,7 @@ def job_stats(text: str) -> dict[str, int]:
     for i, line in enumerate(lines):
         if line.strip() == "Job stats:":
             out = {}
-            for row in lines[i + 3:]:
+            for row in lines[i + 3 :]:
                 parts = row.split()
                 if len(parts) != 2 or not parts[1].isdigit():
                     break
@@ -88,8 +89,17 @@ def dry_run(root: Path, extra: list[str] | None = None) -> tuple[float, dict[str
     """Time one `snakemake -n` of the paper preset in ``root`` (a fresh process)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, *(extra or []), "-m", "snakemake", "-n", "--cores", "2",
-           "--config", "preset=paper"]
+    cmd = [
+        sys.executable,
+        *(extra or []),
+        "-m",
+        "snakemake",
+        "-n",
+        "--cores",
+        "2",
+        "--config",
+        "preset=paper",
+    ]
     start = time.perf_counter()
     res = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
@@ -117,14 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         t = time.perf_counter()
         kept = write_after_checkpoint(root, args.kept, splits=not args.no_splits)
-        print(f"fixture: {len(kept)} kept datasets of 200, splits "
-              f"{'absent' if args.no_splits else 'present'} ({time.perf_counter() - t:.2f} s)")
+        print(
+            f"fixture: {len(kept)} kept datasets of 200, splits "
+            f"{'absent' if args.no_splits else 'present'} ({time.perf_counter() - t:.2f} s)"
+        )
         times = []
         for _ in range(args.repeat):
             elapsed, stats, _text = dry_run(root)
             times.append(elapsed)
-        print(f"snakemake -n (paper preset, {os.cpu_count()} CPUs): "
-              + ", ".join(f"{s:.1f} s" for s in times))
+        print(
+            f"snakemake -n (paper preset, {os.cpu_count()} CPUs): "
+            + ", ".join(f"{s:.1f} s" for s in times)
+        )
         print("planned jobs: " + ", ".join(f"{k} {v}" for k, v in stats.items()))
         if args.profile:
             prof = root / "dry_run.prof"

@@ -44,10 +44,20 @@ def _suite(tmp_path: Path) -> tuple[Workspace, dict, list[str]]:
     expected = bad.write_bad_suite(ws.root / "data" / "demo", ws.root / "talent")
     (ws.root / "extra.yaml").write_text(EPOCHS)
     suite = "[" + ",".join(expected) + "]"
-    args = ["--cores", "2", "--keep-going", "--configfile", "extra.yaml",
-            "--config", "preset=smoke", f"suite={suite}", "sources=[talent,bundled]",
-            f"talent_dir={ws.root / 'talent'}", "max_rows=100000",
-            "models=[" + ",".join(MODELS) + "]"]
+    args = [
+        "--cores",
+        "2",
+        "--keep-going",
+        "--configfile",
+        "extra.yaml",
+        "--config",
+        "preset=smoke",
+        f"suite={suite}",
+        "sources=[talent,bundled]",
+        f"talent_dir={ws.root / 'talent'}",
+        "max_rows=100000",
+        "models=[" + ",".join(MODELS) + "]",
+    ]
     return ws, expected, args
 
 
@@ -120,8 +130,10 @@ def test_broken_datasets_through_training(tmp_path):
                 # no usable feature for the MLP: each config fails with a clear error, recorded
                 assert records.empty and selected.empty
                 assert [f["config"] for f in failures] == [0, 1]
-                assert all(f["error_type"] == "ValueError" and "no usable features"
-                           in f["message"] for f in failures), failures
+                assert all(
+                    f["error_type"] == "ValueError" and "no usable features" in f["message"]
+                    for f in failures
+                ), failures
             else:
                 assert failures == [], (model, name, failures)
                 assert sorted(records["config"].unique()) == [0, 1]

@@ -29,8 +29,10 @@ def test_full_suite_dry_run_after_checkpoint_is_fast(tmp_path, splits):
     kept = bench.write_after_checkpoint(root, n_kept=196, splits=splits)
     assert len(kept) == 196
     elapsed, stats, text = bench.dry_run(root)
-    print(f"snakemake -n, 2,940 train jobs, splits {'drawn' if splits else 'pending'}: "
-          f"{elapsed:.1f} s; {stats}")
+    print(
+        f"snakemake -n, 2,940 train jobs, splits {'drawn' if splits else 'pending'}: "
+        f"{elapsed:.1f} s; {stats}"
+    )
     assert stats["train"] == 3 * 196 * 5 == 2940
     assert stats["select"] == 3 * 196
     assert stats.get("split_dataset", 0) == (0 if splits else 196)

@@ -54,10 +54,13 @@ class _OpenMLDouble(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if "/data/1067" in self.path:
-            code, body = 412, (
-                '<?xml version="1.0" encoding="UTF-8"?>\n'
-                '<oml:error xmlns:oml="http://openml.org/openml"><oml:code>111</oml:code>'
-                "<oml:message>Unknown dataset</oml:message></oml:error>"
+            code, body = (
+                412,
+                (
+                    '<?xml version="1.0" encoding="UTF-8"?>\n'
+                    '<oml:error xmlns:oml="http://openml.org/openml"><oml:code>111</oml:code>'
+                    "<oml:message>Unknown dataset</oml:message></oml:error>"
+                ),
             )
         elif "/data/1068" in self.path:
             code, body = 500, "Internal Server Error"
@@ -98,9 +101,16 @@ def _run(tmp_path: Path, server: str, cached: dict[int, pd.DataFrame]):
         fx.make_openml_cache(cache, dataset_id, df, target="class", server=server)
     start = time.monotonic()
     res = ws.snakemake(
-        "data/datasets.csv", "--cores", "2", "--config", "preset=smoke",
-        "suite=[" + ",".join(DATASETS) + "]", "sources=[openml,bundled]",
-        f"openml_cache_dir={cache}", f"openml_timeout={TIMEOUT}", f"openml_retries={RETRIES}",
+        "data/datasets.csv",
+        "--cores",
+        "2",
+        "--config",
+        "preset=smoke",
+        "suite=[" + ",".join(DATASETS) + "]",
+        "sources=[openml,bundled]",
+        f"openml_cache_dir={cache}",
+        f"openml_timeout={TIMEOUT}",
+        f"openml_retries={RETRIES}",
     )
     elapsed = time.monotonic() - start
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -41,8 +41,16 @@ class Run:
         self.datasets = datasets
         self.targets = [f"results/selected/{m}/{d}.parquet" for m in MODELS for d in datasets]
         suite = "[" + ",".join(datasets) + "]"
-        self.args = ["--cores", "2", "--configfile", "extra.yaml",
-                     "--config", "preset=smoke", f"suite={suite}", "n_configs=3"]
+        self.args = [
+            "--cores",
+            "2",
+            "--configfile",
+            "extra.yaml",
+            "--config",
+            "preset=smoke",
+            f"suite={suite}",
+            "n_configs=3",
+        ]
 
     def workspace(self, root: Path) -> Workspace:
         ws = Workspace(root, demo=self.datasets)
@@ -81,8 +89,9 @@ def _kill_mid_training(run: Run, ws: Workspace, log: Path, min_done: int, timeou
     try:
         while True:
             if proc.poll() is not None:
-                raise AssertionError("the run ended before it was caught mid-training:\n"
-                                     + log.read_text()[-3000:])
+                raise AssertionError(
+                    "the run ended before it was caught mid-training:\n" + log.read_text()[-3000:]
+                )
             assert time.monotonic() < deadline, "timed out waiting to kill"
             finished = _finished_train_outputs(log.read_text())
             partial = {
@@ -126,8 +135,10 @@ def _check_resume(
     ws = run.workspace(tmp_path / "killed")
     finished, partial = _kill_mid_training(run, ws, tmp_path / "run1.log", min_done)
     assert finished and partial
-    print(f"killed with finished train jobs {sorted(finished)}, part files "
-          f"{ {str(p.relative_to(ws.root)): sorted(c) for p, c in partial.items()} }")
+    print(
+        f"killed with finished train jobs {sorted(finished)}, part files "
+        f"{ {str(p.relative_to(ws.root)): sorted(c) for p, c in partial.items()} }"
+    )
     mtimes = {out: (ws.root / out).stat().st_mtime_ns for out in finished}
 
     unlock = ws.snakemake("--unlock", *run.args)

@@ -49,8 +49,9 @@ class Workspace:
         launcher.chmod(0o755)
         self.env = dict(os.environ)
         self.env["PATH"] = f"{bin_dir}{os.pathsep}{self.env.get('PATH', '')}"
-        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC),
-                                                              self.env.get("PYTHONPATH")]))
+        self.env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(SRC), self.env.get("PYTHONPATH")])
+        )
 
     def add_shipped_demo(self, names: Iterable[str] | None) -> None:
         src, dest = REPO / "data" / "demo", self.root / "data" / "demo"
@@ -66,14 +67,26 @@ class Workspace:
         return [sys.executable, "-m", "snakemake", *args]
 
     def snakemake(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        return subprocess.run(self.command(*args), cwd=self.root, env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            self.command(*args),
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def popen(self, args: Sequence[str], log: Path) -> subprocess.Popen:
         """Start Snakemake in its own process group (so a test can kill it with its jobs)."""
         fh = open(log, "w")  # noqa: SIM115 - closed by the caller via proc.stdout_file
-        proc = subprocess.Popen(self.command(*args), cwd=self.root, env=self.env,
-                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            self.command(*args),
+            cwd=self.root,
+            env=self.env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         proc.log_file = fh  # type: ignore[attr-defined]
         return proc
 
@@ -104,7 +117,7 @@ def job_stats(text: str) -> dict[str, int]:
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if line.strip() == "Job stats:":
-            for row in lines[i + 3:]:
+            for row in lines[i + 3 :]:
                 parts = row.split()
                 if len(parts) != 2 or not parts[1].isdigit():
                     break
