@@ -294,3 +294,97 @@ class _MtimeProbe:
 
     def test_metrics_batched(self, *a):
         return metrics.test_metrics_batched(*a)
+
+
+# --- device: tabbench.gpu.acquire_device held around the loop (issue 7) ---------------------
+
+@pytest.fixture
+def no_cuda(monkeypatch):
+    """A machine without CUDA, whatever torch build runs the tests."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+
+
+def test_cuda_without_cuda_falls_back_to_cpu_with_a_warning(dataset, tmp_path, no_cuda, caplog):
+    log = io.StringIO()
+    with caplog.at_level("WARNING", logger="tabbench.gpu"):
+        df = run("mlp", dataset, tmp_path / "fb.parquet", n_configs=0, device="cuda",
+                 allow_cpu_fallback=True, gpu_lock_dir=tmp_path / "locks", progress=log)
+    check_records(df, {0: EPOCHS["mlp"]})
+    assert "device=cpu" in log.getvalue().splitlines()[0]
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("falling back to CPU" in m and "allow_cpu_fallback" in m for m in warned), warned
+
+
+def test_cuda_without_cuda_and_no_fallback_fails_before_training(dataset, tmp_path, no_cuda):
+    from tabbench.gpu import GpuUnavailableError
+
+    out = tmp_path / "nofb.parquet"
+    with pytest.raises(GpuUnavailableError, match="allow_cpu_fallback"):
+        run("mlp", dataset, out, n_configs=0, device="cuda", allow_cpu_fallback=False)
+    assert not out.exists() and not part_dir(out).exists()
+
+
+def test_cli_names_the_config_key_when_cuda_is_missing(dataset, tmp_path, no_cuda, capsys):
+    processed, splits = dataset
+    out = tmp_path / "cli" / "split0.parquet"
+    argv = ["train", "--model", "mlp", "--dataset", "toy", "--split", "0",
+            "--processed", str(processed), "--splits", str(splits), "--out", str(out),
+            "--n-configs", "0", "--epochs", "mlp=2", "--seed", "0", "--device", "cuda"]
+    assert cli_main([*argv, "--allow-cpu-fallback", "false"]) == 2
+    err = capsys.readouterr().err
+    assert "tabbench train: error:" in err and "allow_cpu_fallback: true" in err, err
+    assert "Traceback" not in err and not out.exists()
+    assert cli_main([*argv, "--allow-cpu-fallback", "true"]) == 0
+    err = capsys.readouterr().err
+    assert "WARNING tabbench.gpu" in err and "falling back to CPU" in err, err
+    check_records(pd.read_parquet(out), {0: 2})
+
+
+def test_xgboost_ignores_the_nn_device(dataset, tmp_path, no_cuda):
+    df = run("xgboost", dataset, tmp_path / "x.parquet", n_configs=0, device="cuda",
+             allow_cpu_fallback=False)
+    check_records(df, {0: EPOCHS["xgboost_default"]})
+
+
+def test_claimed_gpu_is_held_for_the_whole_loop(dataset, tmp_path, monkeypatch):
+    """With CUDA present, plain `cuda` claims a GPU slot by file lock before the first config
+    and keeps it until the last one finished; each config trains on the claimed device."""
+    import fcntl
+
+    from tabbench.models.base import TrainContext
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a machine with 2 GPUs
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    locks = tmp_path / "locks"
+    # another job holds GPU 0: this job must claim GPU 1
+    other = os.open(locks.mkdir() or locks / "gpu-0.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    seen = []
+
+    def lock_is_held(path):
+        fd = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    class OnCpu:  # the real MLP, run on the CPU, noting the device it was given
+        def train(self, params, data, ctx):
+            seen.append((ctx.device, lock_is_held(locks / "gpu-1.lock")))
+            cpu = TrainContext(seed=ctx.seed, n_epochs=ctx.n_epochs, threads=ctx.threads)
+            return get_trainer("mlp").train(params, data, cpu)
+
+    try:
+        run("mlp", dataset, tmp_path / "g.parquet", n_configs=1, device="cuda",
+            gpu_lock_dir=locks, trainer_factory=lambda name: OnCpu())
+    finally:
+        os.close(other)
+    assert seen == [("cuda:1", True), ("cuda:1", True)]
+    assert not lock_is_held(locks / "gpu-1.lock")  # released when the job ends

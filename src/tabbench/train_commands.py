@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
+from tabbench.gpu import DEFAULT_TIMEOUT_S
 from tabbench.models.registry import TRAINERS
+
+
+def _bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
+
+
+def _optional_str(text: str) -> str | None:
+    """Snakemake renders a null config value as ``None``."""
+    return None if text in ("", "None", "null") else text
 
 
 def _epochs_item(text: str) -> tuple[str, int]:
@@ -38,18 +54,51 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="e.g. xgboost_default=100 xgboost_tuned=1000 (or mlp=256)")
     p.add_argument("--seed", required=True, type=int)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--device", default="cpu", help="cpu, cuda (picks a free GPU) or cuda:<i>")
+    p.add_argument("--device", default="cpu",
+                   help="cpu, cuda (claims a free GPU with a file lock) or cuda:<i> (pinned); "
+                        "XGBoost always uses the CPU")
+    p.add_argument("--allow-cpu-fallback", type=_bool, default=False, metavar="true|false",
+                   help="config allow_cpu_fallback: with --device cuda but no CUDA, train on "
+                        "the CPU with a warning (true) or fail (false)")
+    p.add_argument("--gpu-lock-dir", type=_optional_str, default=None,
+                   help="config gpu_lock_dir: folder of the per-GPU lock files "
+                        "(default <tmp>/tabbench-gpu-locks)")
+    p.add_argument("--gpu-claim-timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                   help="config gpu_claim_timeout: seconds to wait for a free GPU")
     p.set_defaults(func=run)
 
 
+def _log_to_stderr() -> None:
+    """tabbench's log records (the CPU-fallback warning, which GPU was claimed) go to stderr,
+    i.e. into the job's log file next to the progress lines."""
+    logger = logging.getLogger("tabbench")
+    mine = [h for h in logger.handlers if getattr(h, "_tabbench_stderr", False)]
+    if mine:
+        mine[0].setStream(sys.stderr)  # type: ignore[attr-defined]
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler._tabbench_stderr = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 def run(args: argparse.Namespace) -> int:
+    from tabbench.gpu import GpuUnavailableError
     from tabbench.train_job import run_train_job
 
-    run_train_job(
-        args.model, args.dataset, args.split, args.processed, args.splits, args.out,
-        n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
-        threads=args.threads, device=args.device, progress=sys.stderr,
-    )
+    _log_to_stderr()
+    try:
+        run_train_job(
+            args.model, args.dataset, args.split, args.processed, args.splits, args.out,
+            n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
+            threads=args.threads, device=args.device,
+            allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
+            gpu_claim_timeout=args.gpu_claim_timeout, progress=sys.stderr,
+        )
+    except GpuUnavailableError as err:  # a clear one-line error, no traceback
+        print(f"tabbench train: error: {err}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -16,6 +16,7 @@ out of memory) is recorded with its error and the job goes on; errors of the rec
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -29,6 +30,7 @@ from typing import Any, TextIO
 import pandas as pd
 
 from tabbench.data.dataset import load_split_data
+from tabbench.gpu import DEFAULT_TIMEOUT_S, acquire_device
 from tabbench.io import write_json_atomic, write_parquet_atomic
 from tabbench.models.base import TrainContext
 from tabbench.models.recorder import EpochRecorder, check_records, empty_records, params_json
@@ -49,23 +51,6 @@ def part_dir(out_path: str | os.PathLike[str]) -> Path:
 def train_seed(seed: int, dataset: str, split: int, model: str, config_id: int) -> int:
     """The training seed of one config (init, shuffling, subsampling): from its identity only."""
     return stable_seed(int(seed), str(dataset), int(split), str(model), int(config_id), "train")
-
-
-def resolve_device(device: str) -> str:
-    """``cpu`` / ``cuda:<i>`` as given; plain ``cuda`` picks the visible GPU with the most free
-    memory (Snakemake only counts GPU slots locally, it does not assign device ids)."""
-    if device == "cpu":
-        return device
-    import torch
-
-    if not device.startswith("cuda"):
-        raise ValueError(f"device must be cpu or cuda[:i], got {device!r}")
-    if not torch.cuda.is_available():
-        raise RuntimeError(f"device {device!r} requested but CUDA is not available")
-    if device != "cuda":
-        return device
-    free = [torch.cuda.mem_get_info(i)[0] for i in range(torch.cuda.device_count())]
-    return f"cuda:{max(range(len(free)), key=free.__getitem__)}"
 
 
 class _Progress:
@@ -112,6 +97,9 @@ def run_train_job(
     seed: int,
     threads: int = 1,
     device: str = "cpu",
+    allow_cpu_fallback: bool = False,
+    gpu_lock_dir: str | os.PathLike[str] | None = None,
+    gpu_claim_timeout: float = DEFAULT_TIMEOUT_S,
     progress: TextIO | None = None,
     metrics: Any = None,
     trainer_factory: Any = None,
@@ -121,6 +109,13 @@ def run_train_job(
     Returns the records written to ``out_path``. ``metrics`` and ``trainer_factory`` (name ->
     trainer) are injection points for tests; by default :mod:`tabbench.metrics` and
     :func:`tabbench.models.registry.get_trainer`.
+
+    Device: XGBoost always trains on the CPU. A neural network gets ``device`` through
+    :func:`tabbench.gpu.acquire_device`, held for the whole loop over configs: plain ``cuda``
+    claims a free GPU with a file lock in ``gpu_lock_dir`` (waiting up to ``gpu_claim_timeout``
+    seconds), so concurrent jobs on one machine never share a GPU; without CUDA the job falls
+    back to the CPU with a warning if ``allow_cpu_fallback``, else fails with a clear error
+    before training anything.
     """
     stream = sys.stderr if progress is None else progress
     out_path = Path(out_path)
@@ -134,52 +129,58 @@ def run_train_job(
         )
         for c in ids
     }
-    _prepare_parts(parts, {"model": model, "dataset": dataset, "split": int(split),
-                           "seed": int(seed)})
-    data = load_split_data(processed_path, splits_path, split)
-    dev = resolve_device(device) if model in NN_MODELS else "cpu"
-    prog = _Progress(stream, f"{model}/{dataset}/split{split}", sum(n for _, n in plan.values()))
-    prog.line(f"{len(ids)} configs, n_train={len(data.y_train)} n_val={len(data.y_val)} "
-              f"n_test={len(data.y_test)} classes={data.n_classes} threads={threads} "
-              f"device={dev}")
-
-    for c in ids:
-        params, n_ep = plan[c]
-        pos = f"config {c} ({c + 1}/{len(ids)})"
-        if _load_done(parts, c, params, n_ep) is not None:
-            prog.skip(n_ep)
-            prog.line(f"{pos} already done (part file), not retrained")
-            continue
-        prog.line(f"{pos} training {n_ep} epochs, params {params_json(params)}")
-        recorder = EpochRecorder(
-            model=model, dataset=dataset, split=split, config=c, params=params,
-            y_val=data.y_val, y_test=data.y_test, n_train=len(data.y_train),
-            n_classes=data.n_classes, n_epochs=n_ep, metrics=metrics,
-        )
-        ctx = TrainContext(seed=train_seed(seed, dataset, split, model, c), n_epochs=n_ep,
-                           threads=int(threads), device=dev)
-        chunks = make_trainer(model).train(params, data, ctx)
-        failure = None
-        while True:
-            try:
-                chunk = next(chunks)
-            except StopIteration:
-                break
-            except Exception as err:  # a failing config is recorded, the job goes on
-                failure = _failure(c, params, n_ep, recorder.next_epoch - 1, err)
-                break
-            recorder.add(chunk)  # metric errors are bugs: not caught
-            last = chunk.first_epoch + len(chunk.fit_seconds) - 1
-            prog.epochs(len(chunk.fit_seconds), f"{pos} epoch {last}/{n_ep}")
-        if failure is not None:
-            prog.skip(n_ep - (recorder.next_epoch - 1))
-            prog.line(f"{pos} FAILED: {failure['error_type']}: {failure['message']}")
-            stream.write(failure["traceback"])
-            write_json_atomic(failure, parts / f"config{c}.failure.json")
-            _free_gpu(dev)
-            continue
-        write_parquet_atomic(recorder.frame(), parts / f"config{c}.parquet")
-
+    with contextlib.ExitStack() as stack:
+        # first, so that a device problem fails the job before anything is read or written
+        if model in NN_MODELS:
+            dev = stack.enter_context(
+                acquire_device(device, allow_cpu_fallback, gpu_lock_dir, gpu_claim_timeout)
+            )
+        else:
+            dev = "cpu"
+        _prepare_parts(parts, {"model": model, "dataset": dataset, "split": int(split),
+                               "seed": int(seed)})
+        data = load_split_data(processed_path, splits_path, split)
+        prog = _Progress(stream, f"{model}/{dataset}/split{split}",
+                         sum(n for _, n in plan.values()))
+        prog.line(f"{len(ids)} configs, n_train={len(data.y_train)} n_val={len(data.y_val)} "
+                  f"n_test={len(data.y_test)} classes={data.n_classes} threads={threads} "
+                  f"device={dev}")
+        for c in ids:
+            params, n_ep = plan[c]
+            pos = f"config {c} ({c + 1}/{len(ids)})"
+            if _load_done(parts, c, params, n_ep) is not None:
+                prog.skip(n_ep)
+                prog.line(f"{pos} already done (part file), not retrained")
+                continue
+            prog.line(f"{pos} training {n_ep} epochs, params {params_json(params)}")
+            recorder = EpochRecorder(
+                model=model, dataset=dataset, split=split, config=c, params=params,
+                y_val=data.y_val, y_test=data.y_test, n_train=len(data.y_train),
+                n_classes=data.n_classes, n_epochs=n_ep, metrics=metrics,
+            )
+            ctx = TrainContext(seed=train_seed(seed, dataset, split, model, c), n_epochs=n_ep,
+                               threads=int(threads), device=dev)
+            chunks = make_trainer(model).train(params, data, ctx)
+            failure = None
+            while True:
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
+                    break
+                except Exception as err:  # a failing config is recorded, the job goes on
+                    failure = _failure(c, params, n_ep, recorder.next_epoch - 1, err)
+                    break
+                recorder.add(chunk)  # metric errors are bugs: not caught
+                last = chunk.first_epoch + len(chunk.fit_seconds) - 1
+                prog.epochs(len(chunk.fit_seconds), f"{pos} epoch {last}/{n_ep}")
+            if failure is not None:
+                prog.skip(n_ep - (recorder.next_epoch - 1))
+                prog.line(f"{pos} FAILED: {failure['error_type']}: {failure['message']}")
+                stream.write(failure["traceback"])
+                write_json_atomic(failure, parts / f"config{c}.failure.json")
+                _free_gpu(dev)
+                continue
+            write_parquet_atomic(recorder.frame(), parts / f"config{c}.parquet")
     return _finish(out_path, parts, plan, prog)
 
 

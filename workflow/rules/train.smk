@@ -2,6 +2,8 @@
 # random draws) and records every epoch -> results/runs/{model}/{dataset}/split{split}.parquet
 # plus the failures sidecar. A killed job resumes from <output>.part/ (finished configs kept).
 # Needs from data.smk: processed_path(ds), splits_path(ds), kept_datasets().
+import shlex
+
 from tabbench.models.registry import NN_MODELS, TRAINERS, epochs_key
 
 
@@ -10,6 +12,30 @@ def train_epochs_arg(model):
     this model's jobs (Snakemake reruns a job when its params change)."""
     keys = sorted({epochs_key(model, 0), epochs_key(model, 1)})
     return " ".join(f"{k}={CFG['epochs'][k]}" for k in keys)
+
+
+class NotARerunTrigger:
+    """Shell text that Snakemake's params rerun trigger ignores: it records only params of
+    builtin types, and how a GPU is claimed does not change the records, so a finished job must
+    not retrain because e.g. gpu_claim_timeout changed."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+def train_gpu_flags(wildcards):
+    """GPU-claim options (tabbench.gpu) of NN jobs under device: cuda; empty otherwise."""
+    if CFG["device"] == "cpu" or wildcards.model not in NN_MODELS:
+        return NotARerunTrigger("")
+    lock_dir = CFG.get("gpu_lock_dir")
+    return NotARerunTrigger(
+        f" --allow-cpu-fallback {str(bool(CFG.get('allow_cpu_fallback'))).lower()}"
+        + (f" --gpu-lock-dir {shlex.quote(str(lock_dir))}" if lock_dir else "")
+        + f" --gpu-claim-timeout {CFG.get('gpu_claim_timeout', 3600)}"
+    )
 
 
 def train_gpus(wildcards):
@@ -33,6 +59,7 @@ rule train:
         n_configs=CFG["n_configs"],
         seed=CFG["seed"],
         device=lambda w: CFG["device"] if w.model in NN_MODELS else "cpu",
+        gpu_flags=train_gpu_flags,
     threads: CFG["train_threads"]
     resources:
         gpu=train_gpus,
@@ -40,7 +67,7 @@ rule train:
         "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"
         " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"
         " --out {output.runs:q} --n-configs {params.n_configs} --epochs {params.epochs}"
-        " --seed {params.seed} --threads {threads} --device {params.device}"
+        " --seed {params.seed} --threads {threads} --device {params.device}{params.gpu_flags}"
         " 2> {log:q}"
 
 

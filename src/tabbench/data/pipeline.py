@@ -45,7 +45,32 @@ SUMMARY_COLUMNS = [
     "n_num",
     "n_cat",
     "n_classes",
+    "notes",
 ]
+
+#: filter steps that remove rows, and how the summary's notes name what they removed
+_ROW_STEPS = {
+    "drop_missing_label": "rows without a label dropped",
+    "drop_missing_numerical": "rows with a missing numerical value dropped",
+}
+
+
+def report_notes(report: dict[str, Any]) -> str:
+    """What filtering changed in a dataset, in one line for ``datasets.csv`` (the details are
+    in its processed json), so that no dropped column or row goes unmentioned in the summary."""
+    notes = [
+        f"dropped column {d['column']!r} ({d['kind']}: {d['reason']})"
+        for d in report.get("dropped_columns", [])
+    ]
+    if report.get("n_rows_with_inf"):
+        notes.append(f"{report['n_rows_with_inf']} rows with ±inf (treated as missing)")
+    for step in report.get("steps", []):
+        removed = step["rows_before"] - step["rows_after"]
+        if removed and step["step"] in _ROW_STEPS:
+            notes.append(f"{removed} {_ROW_STEPS[step['step']]}")
+        elif removed and step["step"] == "subsample":
+            notes.append(f"subsampled {step['rows_before']} -> {step['rows_after']} rows")
+    return "; ".join(notes)
 
 
 def _placeholder() -> pd.DataFrame:
@@ -141,7 +166,10 @@ def collect_step(
     rows, unavailable, kept = [], [], []
     for pj in processed_jsons:
         r = json.loads(Path(pj).read_text())
-        rows.append({c: r.get(c) for c in SUMMARY_COLUMNS} | {"status": r.get("status")})
+        rows.append(
+            {c: r.get(c) for c in SUMMARY_COLUMNS}
+            | {"status": r.get("status"), "notes": report_notes(r)}
+        )
         if r.get("kept"):
             kept.append(r["dataset"])
     for rj in raw_jsons:

@@ -6,6 +6,13 @@ Preprocessing, fit on the training part only:
 - categoricals: one-hot over the categories seen in train; a column with exactly two train
   categories becomes one ±1 column; missing or unseen values are all zeros; a column with a
   single train category carries no information for training and is dropped.
+- high cardinality (not in the paper, which does not discuss it): a column with more than
+  :data:`MAX_ONE_HOT_LEVELS` train categories is one-hot encoded over its
+  ``MAX_ONE_HOT_LEVELS`` most frequent train categories only (ties: category order); the rarer
+  ones are encoded like an unseen value (all zeros), with a logged warning. Without the cap an
+  ID-like column makes the input dense n × levels: a 10,000-level column on 50,000 rows took
+  3 GB for two epochs (measured), and the paper's 100,000-row cap would need about 6 GB. RealMLP
+  embeds such columns and XGBoost splits on them natively, so neither needs a cap.
 
 Network: ``n_hidden_layers`` × ``hidden_width`` ReLU layers (default 3 × 256) + a linear output
 of K logits (binary: K = 2, softmax cross-entropy), PyTorch's default initialisation, dropout
@@ -22,6 +29,7 @@ epochs are not trained any more, only reported as NaN.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -36,6 +44,11 @@ from tabbench.models.base import EpochChunk, SplitData, TrainContext
 from tabbench.models.recorder import chunk_length
 from tabbench.search.mlp import DEFAULT_CONFIG
 
+log = logging.getLogger(__name__)
+
+#: one-hot width limit per categorical column (module docstring, "high cardinality")
+MAX_ONE_HOT_LEVELS = 1000
+
 #: (epoch, network, features) after every epoch: lets tests snapshot the model of an epoch.
 EpochHook = Callable[[int, nn.Module, "MLPPreprocessor"], None]
 
@@ -43,8 +56,9 @@ EpochHook = Callable[[int, nn.Module, "MLPPreprocessor"], None]
 class MLPPreprocessor:
     """Quantile transform of numericals + one-hot of categoricals, fit on train only."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, max_one_hot_levels: int = MAX_ONE_HOT_LEVELS) -> None:
         self.seed = int(seed)
+        self.max_one_hot_levels = int(max_one_hot_levels)
         self.num_columns: list[str] = []
         self.cat_vocab: dict[str, list[Any]] = {}
         self.quantile: QuantileTransformer | None = None
@@ -64,8 +78,17 @@ class MLPPreprocessor:
             ).fit(num)
         self.cat_vocab = {}
         for c in cats:
-            seen = set(X[c].dropna().unique())
-            vocab = [v for v in X[c].cat.categories if v in seen]
+            counts = X[c].value_counts(sort=False)  # every category of the dtype, in order
+            counts = counts[counts > 0]
+            vocab = list(counts.index)
+            if len(vocab) > self.max_one_hot_levels:
+                top = np.argsort(-counts.to_numpy(), kind="stable")[: self.max_one_hot_levels]
+                vocab = [vocab[i] for i in np.sort(top)]
+                log.warning(
+                    "MLP: categorical column %r has %d categories in train; one-hot encoding "
+                    "only the %d most frequent, the other %d are encoded like an unseen value",
+                    c, len(counts), len(vocab), len(counts) - len(vocab),
+                )
             if len(vocab) >= 2:
                 self.cat_vocab[c] = vocab
         if not self.num_columns and not self.cat_vocab:

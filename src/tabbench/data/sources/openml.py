@@ -10,8 +10,9 @@ with growing sleeps, so an unreachable server could stall a job for minutes. Her
 retries are turned off and each request phase runs in a worker thread with a deadline:
 
 1. the dataset description (a small XML): at most ``openml_retries`` attempts, all within
-   ``openml_timeout`` seconds in total — quick failures (DNS, connection refused) are retried
-   after a short pause, a silent server is given up on when the deadline passes;
+   ``openml_timeout`` seconds in total — quick failures (DNS, connection refused, an HTTP 5xx
+   server error) are retried after a short pause, a silent server is given up on when the
+   deadline passes, and OpenML's own answer about the dataset (unknown, deactivated) is final;
 2. the data file: bounded by ``openml_download_timeout`` (large files legitimately take time);
    when the description came from the cache but the data file did not, the server is first
    probed (TCP connect within ``openml_timeout``) so that an absent network still fails fast.
@@ -121,6 +122,15 @@ def _is_network_error(e: BaseException) -> bool:
     )
 
 
+def _is_server_failure(e: BaseException) -> bool:
+    """An HTTP 5xx from OpenML (openml-python's ``OpenMLServerError`` proper): often transient,
+    so it is retried like a network error. Its subclass ``OpenMLServerException`` is OpenML's
+    answer about the request (unknown or deactivated dataset...): retrying cannot help."""
+    from openml.exceptions import OpenMLServerError, OpenMLServerException
+
+    return isinstance(e, OpenMLServerError) and not isinstance(e, OpenMLServerException)
+
+
 def _probe(server: str, timeout: float) -> None:
     """Fail fast unless a TCP connection to the OpenML server opens within ``timeout``."""
     from urllib.parse import urlparse
@@ -155,6 +165,7 @@ def _get_description(openml: Any, ref: OpenMLRef, options: SourceOptions) -> Any
     server = openml.config.server
     start = time.monotonic()
     errors: list[str] = []
+    server_failures = 0
     for attempt in range(1, max(1, options.openml_retries) + 1):
         left = options.openml_timeout - (time.monotonic() - start)
         if left <= 0:
@@ -167,20 +178,23 @@ def _get_description(openml: Any, ref: OpenMLRef, options: SourceOptions) -> Any
                 f"(network absent?); pre-populate openml_cache_dir or use another source"
             ) from None
         except Exception as e:
-            if not _is_network_error(e):
+            if not (_is_network_error(e) or _is_server_failure(e)):
                 raise SourceUnavailable(
                     f"OpenML refused dataset {ref.dataset_id}: {type(e).__name__}: {e}"
                 ) from e
             errors.append(f"{type(e).__name__}: {e}")
+            server_failures += _is_server_failure(e)
         if attempt == max(1, options.openml_retries):
             break
         pause = min(0.5 * attempt, options.openml_timeout - (time.monotonic() - start))
         if pause > 0:
             time.sleep(pause)
-    last = errors[-1] if errors else "no attempt left"
+    last = " ".join(errors[-1].split()) if errors else "no attempt left"  # one line
+    tried = f"{len(errors)} attempt(s) in {time.monotonic() - start:.1f} s"
+    if errors and server_failures == len(errors):
+        raise SourceUnavailable(f"OpenML server {server} failed ({tried}): {last[:300]}")
     raise SourceUnavailable(
-        f"cannot reach OpenML server {server} ({len(errors)} attempt(s) in "
-        f"{time.monotonic() - start:.1f} s; network absent?): {last[:300]}"
+        f"cannot reach OpenML server {server} ({tried}; network absent?): {last[:300]}"
     )
 
 

@@ -1,0 +1,63 @@
+"""Config faults (issue 7): a configuration that violates workflow/schemas/config.schema.yaml
+is rejected before any job starts, with a message naming the offending key.
+
+Each case is a real run (not a dry run) in a temporary copy of the workflow, so "no job ran"
+is checked on disk: no data/, results/ or logs/ folder, and no Snakemake job metadata.
+"""
+
+from __future__ import annotations
+
+import pytest
+from workspace import Workspace
+
+CASES = {
+    # --config value, what the error must say (the key, and why)
+    "n_splits": (["n_splits=0"], ["instance['n_splits']", "0 is less than the minimum of 1"]),
+    "typo_key": (["typo_key=1"], ["'typo_key' was unexpected"]),
+    "models": (["models=[lightgbm]"], ["instance['models']", "['lightgbm'] is not valid"]),
+    "sources": (["sources=[openml,s3]"], ["instance['sources']", "['openml', 's3']"]),
+    "device": (["device=gpu"], ["instance['device']", "'gpu' is not one of ['cpu', 'cuda']"]),
+}
+
+
+def _no_job_ran(ws: Workspace) -> None:
+    for folder in ("data", "results", "logs"):
+        assert not (ws.root / folder).exists(), f"{folder}/ was created"
+    metadata = ws.root / ".snakemake" / "metadata"
+    assert not metadata.exists() or not any(metadata.iterdir())
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_schema_violation_is_rejected_before_any_job(tmp_path, key):
+    ws = Workspace(tmp_path / "wf")
+    config, messages = CASES[key]
+    res = ws.snakemake("--cores", "1", "--config", *config)
+    text = res.stdout + res.stderr
+    assert res.returncode != 0, text[-3000:]
+    assert "Error validating config file" in text, text[-3000:]
+    for message in messages:
+        assert message in text, text[-3000:]
+    assert "rule " not in text  # no job was even scheduled
+    _no_job_ran(ws)
+
+
+def test_unknown_nested_key_in_a_config_file_is_named(tmp_path):
+    ws = Workspace(tmp_path / "wf")
+    (ws.root / "mine.yaml").write_text("epochs: {mlp: 8, lgbm: 3}\n")
+    res = ws.snakemake("--cores", "1", "--configfile", "mine.yaml")
+    text = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "'lgbm' was unexpected" in text and "instance['epochs']" in text, text[-3000:]
+    _no_job_ran(ws)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Snakemake parses nested --config values with YAML's BaseLoader, i.e. as strings "
+    "('8'), which the schema rejects; a valid override documented in presets.py fails. Fix: "
+    "coerce integer strings of `epochs` before validation (Snakefile), then drop this marker.",
+)
+def test_nested_epochs_override_on_the_command_line(tmp_path):
+    ws = Workspace(tmp_path / "wf")
+    res = ws.snakemake("-n", "--cores", "1", "--config", "preset=smoke", "epochs={mlp: 8}")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]

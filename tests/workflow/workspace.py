@@ -1,0 +1,126 @@
+"""A temporary copy of the workflow to run Snakemake in (for end-to-end tests).
+
+The copy holds the top-level files (Snakefile, config.yaml, environment.yml), workflow/,
+profiles/ and the chosen bundled datasets; a ``tabbench`` launcher that imports this checkout's
+``src`` is put first on PATH, so the rules run the code under test and nothing is written into
+the repository.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[2]
+SRC = REPO / "src"
+
+LAUNCHER = """#!{python}
+import sys
+sys.path.insert(0, {src!r})
+from tabbench import cli
+sys.exit(cli.main())
+"""
+
+
+class Workspace:
+    """A workflow copy in ``root``; :meth:`snakemake` runs ``python -m snakemake`` there."""
+
+    def __init__(self, root: Path, demo: Iterable[str] | None = ()) -> None:
+        """``demo``: names of the shipped bundled datasets to copy into data/demo (with a
+        MANIFEST restricted to them); None copies them all; () copies none."""
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        for name in ("Snakefile", "config.yaml", "environment.yml"):
+            shutil.copy2(REPO / name, self.root / name)
+        for folder in ("workflow", "profiles"):
+            shutil.copytree(REPO / folder, self.root / folder)
+        if demo is None or list(demo):
+            self.add_shipped_demo(demo)
+        bin_dir = self.root / "bin"
+        bin_dir.mkdir()
+        launcher = bin_dir / "tabbench"
+        launcher.write_text(LAUNCHER.format(python=sys.executable, src=str(SRC)))
+        launcher.chmod(0o755)
+        self.env = dict(os.environ)
+        self.env["PATH"] = f"{bin_dir}{os.pathsep}{self.env.get('PATH', '')}"
+        self.env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(SRC), self.env.get("PYTHONPATH")])
+        )
+
+    def add_shipped_demo(self, names: Iterable[str] | None) -> None:
+        src, dest = REPO / "data" / "demo", self.root / "data" / "demo"
+        dest.mkdir(parents=True, exist_ok=True)
+        manifest = pd.read_csv(src / "MANIFEST.csv", dtype=str)
+        if names is not None:
+            manifest = manifest[manifest["name"].isin(list(names))]
+        for name in manifest["name"]:
+            shutil.copy2(src / f"{name}.parquet", dest / f"{name}.parquet")
+        manifest.to_csv(dest / "MANIFEST.csv", index=False)
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "snakemake", *args]
+
+    def snakemake(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            self.command(*args),
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def popen(self, args: Sequence[str], log: Path) -> subprocess.Popen:
+        """Start Snakemake in its own process group (so a test can kill it with its jobs)."""
+        fh = open(log, "w")  # noqa: SIM115 - closed by the caller via proc.stdout_file
+        proc = subprocess.Popen(
+            self.command(*args),
+            cwd=self.root,
+            env=self.env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        proc.log_file = fh  # type: ignore[attr-defined]
+        return proc
+
+
+def descendants(pid: int) -> list[int]:
+    """Process ids below ``pid`` (children, grandchildren...), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def job_stats(text: str) -> dict[str, int]:
+    """Snakemake's 'Job stats' table (dry run or real run) as {rule: count}."""
+    stats: dict[str, int] = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == "Job stats:":
+            for row in lines[i + 3 :]:
+                parts = row.split()
+                if len(parts) != 2 or not parts[1].isdigit():
+                    break
+                stats[parts[0]] = int(parts[1])
+            break
+    return stats
