@@ -8,6 +8,10 @@ min_version("8.10")
 configfile: "config.yaml"
 
 
+from tabbench.presets import coerce_cli_strings
+
+# nested --config values arrive as strings (e.g. epochs='{mlp: 8}'): fix those before validating
+config.update(coerce_cli_strings(config))
 validate(config, "workflow/schemas/config.schema.yaml")
 
 

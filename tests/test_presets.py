@@ -65,3 +65,14 @@ def test_unknown_preset_is_a_clear_error() -> None:
 def test_schema_rejects_bad_values(bad: dict) -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**_config(), **bad}, _schema())
+
+
+def test_nested_cli_strings_become_ints_and_bad_ones_still_fail() -> None:
+    from tabbench.presets import coerce_cli_strings
+
+    cfg = coerce_cli_strings({**_config(), "epochs": {"mlp": "8", "realmlp": "null"}})
+    assert cfg["epochs"] == {"mlp": 8, "realmlp": None}
+    jsonschema.validate(cfg, _schema())
+    bad = coerce_cli_strings({**_config(), "epochs": {"mlp": "eight"}})
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, _schema())

@@ -66,6 +66,30 @@ PRESET_KEYS = (
 )
 
 
+def coerce_cli_strings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Undo Snakemake's string parsing of *nested* ``--config`` values.
+
+    ``--config epochs='{mlp: 8}'`` reaches the workflow as ``{"mlp": "8"}`` (Snakemake reads
+    nested values with YAML's BaseLoader), which the schema would rightly reject as a string.
+    Integer strings under ``epochs`` become ints and ``null``/``None``/empty become None; nothing
+    else is touched, so a genuinely wrong value still fails validation with the key's name.
+    """
+    out = dict(config)
+    epochs = out.get("epochs")
+    if isinstance(epochs, Mapping):
+        fixed = {}
+        for key, value in epochs.items():
+            if isinstance(value, str):
+                text = value.strip()
+                if text.lstrip("+-").isdigit():
+                    value = int(text)
+                elif text.lower() in {"null", "none", "~", ""}:
+                    value = None
+            fixed[key] = value
+        out["epochs"] = fixed
+    return out
+
+
 def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """Return a copy of ``config`` with every ``null`` preset key filled from the preset.
 

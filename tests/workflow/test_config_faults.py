@@ -51,12 +51,6 @@ def test_unknown_nested_key_in_a_config_file_is_named(tmp_path):
     _no_job_ran(ws)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Snakemake parses nested --config values with YAML's BaseLoader, i.e. as strings "
-    "('8'), which the schema rejects; a valid override documented in presets.py fails. Fix: "
-    "coerce integer strings of `epochs` before validation (Snakefile), then drop this marker.",
-)
 def test_nested_epochs_override_on_the_command_line(tmp_path):
     ws = Workspace(tmp_path / "wf")
     res = ws.snakemake("-n", "--cores", "1", "--config", "preset=smoke", "epochs={mlp: 8}")
