@@ -14,8 +14,12 @@ rule fetch_dataset:
     output:
         parquet=f"{DATA}/raw/{{dataset}}.parquet",
         json=f"{DATA}/raw/{{dataset}}.json",
+    log:
+        f"{DATA}/logs/fetch/{{dataset}}.log",
     wildcard_constraints:
         dataset=DATASET_PATTERN,
+    conda:
+        "../../environment.yml"
     params:
         sources=CFG["sources"],
         talent=TALENT_OPTION,
@@ -23,10 +27,6 @@ rule fetch_dataset:
         openml_timeout=CFG["openml_timeout"],
         openml_retries=CFG["openml_retries"],
         demo_dir=DEMO_DIR,
-    log:
-        f"{DATA}/logs/fetch/{{dataset}}.log",
-    conda:
-        "../../environment.yml"
     shell:
         "tabbench data fetch --dataset {wildcards.dataset:q} --sources {params.sources}"
         " {params.talent} --openml-cache-dir {params.openml_cache_dir:q}"
@@ -42,17 +42,17 @@ rule filter_dataset:
     output:
         parquet=f"{DATA}/processed/{{dataset}}.parquet",
         json=f"{DATA}/processed/{{dataset}}.json",
+    log:
+        f"{DATA}/logs/filter/{{dataset}}.log",
     wildcard_constraints:
         dataset=DATASET_PATTERN,
+    conda:
+        "../../environment.yml"
     params:
         max_rows=CFG["max_rows"] if CFG["max_rows"] is not None else "None",
         min_rows=CFG["min_rows"],
         max_classes=CFG["max_classes"],
         all_nan_columns=CFG["all_nan_columns"],
-    log:
-        f"{DATA}/logs/filter/{{dataset}}.log",
-    conda:
-        "../../environment.yml"
     shell:
         "tabbench data filter --raw-parquet {input.parquet:q} --raw-json {input.json:q}"
         " --max-rows {params.max_rows} --min-rows {params.min_rows}"
@@ -83,16 +83,16 @@ rule split_dataset:
         f"{DATA}/processed/{{dataset}}.parquet",
     output:
         f"{DATA}/splits/{{dataset}}.parquet",
+    log:
+        f"{DATA}/logs/split/{{dataset}}.log",
     wildcard_constraints:
         dataset=DATASET_PATTERN,
+    conda:
+        "../../environment.yml"
     params:
         n_splits=CFG["n_splits"],
         seed=CFG["seed"],
         stratify=CFG["stratify"],
-    log:
-        f"{DATA}/logs/split/{{dataset}}.log",
-    conda:
-        "../../environment.yml"
     shell:
         "tabbench data split --processed {input:q} --out {output:q}"
         " --n-splits {params.n_splits} --seed {params.seed} --stratify {params.stratify}"

@@ -16,7 +16,9 @@ DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
 DATASETS = suite_names(CFG["suite"], DEMO_DIR)
 DATASET_PATTERN = "[^/]+"
 # optional folder: the option is left out when talent_dir is null
-TALENT_OPTION = f"--talent-dir {shlex.quote(CFG['talent_dir'])}" if CFG.get("talent_dir") else ""
+TALENT_OPTION = (
+    f"--talent-dir {shlex.quote(CFG['talent_dir'])}" if CFG.get("talent_dir") else ""
+)
 
 
 def raw_path(ds):

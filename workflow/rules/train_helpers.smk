@@ -1,0 +1,52 @@
+# Helpers of workflow/rules/train.smk (kept apart from the rules, as Snakemake's linter asks).
+import shlex
+
+from tabbench.models.registry import NN_MODELS, TRAINERS, epochs_key
+
+
+def train_epochs_arg(model):
+    """Only the epochs keys this model uses, so changing another model's epochs does not rerun
+    this model's jobs (Snakemake reruns a job when its params change)."""
+    keys = sorted({epochs_key(model, 0), epochs_key(model, 1)})
+    return " ".join(f"{k}={CFG['epochs'][k]}" for k in keys)
+
+
+class NotARerunTrigger:
+    """Shell text that Snakemake's params rerun trigger ignores: it records only params of
+    builtin types, and how a GPU is claimed does not change the records, so a finished job must
+    not retrain because e.g. gpu_claim_timeout changed."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+def train_gpu_flags(wildcards):
+    """GPU-claim options (tabbench.gpu) of NN jobs under device: cuda; empty otherwise."""
+    if CFG["device"] == "cpu" or wildcards.model not in NN_MODELS:
+        return NotARerunTrigger("")
+    lock_dir = CFG.get("gpu_lock_dir")
+    return NotARerunTrigger(
+        f" --allow-cpu-fallback {str(bool(CFG.get('allow_cpu_fallback'))).lower()}"
+        + (f" --gpu-lock-dir {shlex.quote(str(lock_dir))}" if lock_dir else "")
+        + f" --gpu-claim-timeout {CFG.get('gpu_claim_timeout', 3600)}"
+    )
+
+
+def train_gpus(wildcards):
+    return 1 if CFG["device"] == "cuda" and wildcards.model in NN_MODELS else 0
+
+
+def train_targets(wildcards):
+    """Every run: models × kept datasets × splits."""
+    return [
+        f"{RESULTS}/runs/{model}/{ds}/split{split}.parquet"
+        for model in CFG["models"]
+        for ds in kept_datasets()
+        for split in range(CFG["n_splits"])
+    ]
+
+
+TARGET_FUNCTIONS.append(train_targets)
