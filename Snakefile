@@ -22,6 +22,17 @@ include: "workflow/rules/select.smk"
 include: "workflow/rules/report.smk"
 
 
+# Short bookkeeping rules run where Snakemake runs (on a cluster: not through the SLURM queue).
+localrules:
+    all,
+    data,
+    collect_datasets,
+    aggregate,
+    plot,
+    figures,
+    report,
+
+
 rule all:
     default_target: True
     input:
