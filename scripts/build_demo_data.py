@@ -414,6 +414,8 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+# Same list as tabbench.data.manifest.DEMO_COLUMNS (the reader's contract; tested by
+# tests/data/test_demo_bundle.py). Not imported: this script runs in its own pandas<3 venv.
 MANIFEST_COLS = [
     "name",
     "rows",

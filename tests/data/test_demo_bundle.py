@@ -15,26 +15,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tabbench.data.manifest import DEMO_COLUMNS
+
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "data" / "demo"
 YE_CSV = REPO / "src" / "tabbench" / "data" / "ye2024_classification.csv"
 MAX_TOTAL_BYTES = 15 * 1024 * 1024
 
-MANIFEST_COLS = [
-    "name",
-    "rows",
-    "n_num",
-    "n_cat",
-    "classes",
-    "target",
-    "origin_package",
-    "origin_version",
-    "origin_file",
-    "openml_id",
-    "licence",
-    "in_ye2024",
-    "sha256",
-]
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +35,7 @@ def frames(manifest: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def test_manifest_columns_and_unique_names(manifest: pd.DataFrame) -> None:
-    assert [c for c in MANIFEST_COLS if c not in manifest.columns] == []
+    assert [c for c in DEMO_COLUMNS if c not in manifest.columns] == []
     assert manifest["name"].is_unique
     assert len(manifest) >= 10
 
