@@ -10,31 +10,17 @@ the slow one trains all three models on every kept dataset.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from workspace import REPO, Workspace
+from fixtures import bad_datasets as bad
+from workspace import Workspace
 
 from tabbench.models.mlp import MAX_ONE_HOT_LEVELS, MLPPreprocessor
 
-
-def _load(name: str):
-    key = f"tabbench_tests_{name}"
-    if key not in sys.modules:
-        path = REPO / "tests" / "fixtures" / f"{name}.py"
-        spec = importlib.util.spec_from_file_location(key, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return sys.modules[key]
-
-
-bad = _load("bad_datasets")
 MODELS = ("xgboost", "mlp", "realmlp")
 EPOCHS = "epochs: {mlp: 2, realmlp: 2, xgboost_default: 3, xgboost_tuned: 3}\n"
 

@@ -8,7 +8,6 @@ there, and runs ``python -m snakemake``. A ``tabbench`` launcher that uses this 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -16,10 +15,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pandas as pd
 import pytest
+from fixtures import data_fixtures as fx
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,19 +32,6 @@ sys.exit(cli.main())
 """
 
 
-def load_fixtures() -> ModuleType:
-    name = "tabbench_tests_data_fixtures"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, REPO / "tests" / "fixtures" / "data_fixtures.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-fx = load_fixtures()
 
 
 @pytest.fixture

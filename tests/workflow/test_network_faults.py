@@ -10,9 +10,7 @@ config file (``$XDG_CONFIG_HOME/openml/config``), as a user would set a mirror.
 from __future__ import annotations
 
 import http.server
-import importlib.util
 import json
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from workspace import REPO, Workspace
+from fixtures import data_fixtures as fx
+from workspace import Workspace
 
 DATASETS = ("kc1", "pc1", "car", "cmc", "segment")  # OpenML ids 1067, 1068, 40975, 23, 40984
 TIMEOUT = 2  # config openml_timeout (seconds) for these runs
@@ -28,19 +27,6 @@ RETRIES = 2  # config openml_retries
 SLACK = 3  # seconds a fetch may take beyond it (importing openml-python, 2 jobs on 2 cores)
 
 
-def _fixtures():
-    name = "tabbench_tests_data_fixtures"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, REPO / "tests" / "fixtures" / "data_fixtures.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-fx = _fixtures()
 
 
 class _OpenMLDouble(http.server.BaseHTTPRequestHandler):
