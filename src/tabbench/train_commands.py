@@ -7,22 +7,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from tabbench.cli_args import boolean, optional_str
 from tabbench.gpu import DEFAULT_TIMEOUT_S
 from tabbench.models.registry import TRAINERS
-
-
-def _bool(text: str) -> bool:
-    low = text.strip().lower()
-    if low in ("1", "true", "yes", "on"):
-        return True
-    if low in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
-
-
-def _optional_str(text: str) -> str | None:
-    """Snakemake renders a null config value as ``None``."""
-    return None if text in ("", "None", "null") else text
 
 
 def _epochs_item(text: str) -> tuple[str, int]:
@@ -57,10 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu",
                    help="cpu, cuda (claims a free GPU with a file lock) or cuda:<i> (pinned); "
                         "XGBoost always uses the CPU")
-    p.add_argument("--allow-cpu-fallback", type=_bool, default=False, metavar="true|false",
+    p.add_argument("--allow-cpu-fallback", type=boolean, default=False, metavar="true|false",
                    help="config allow_cpu_fallback: with --device cuda but no CUDA, train on "
                         "the CPU with a warning (true) or fail (false)")
-    p.add_argument("--gpu-lock-dir", type=_optional_str, default=None,
+    p.add_argument("--gpu-lock-dir", type=optional_str, default=None,
                    help="config gpu_lock_dir: folder of the per-GPU lock files "
                         "(default <tmp>/tabbench-gpu-locks)")
     p.add_argument("--gpu-claim-timeout", type=float, default=DEFAULT_TIMEOUT_S,

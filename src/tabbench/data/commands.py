@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tabbench.cli_args import boolean, optional_str
 from tabbench.data.filtering import FilterParams
 from tabbench.data.manifest import suite_names
 from tabbench.data.pipeline import collect_step, fetch_step, filter_step, split_step
@@ -22,17 +23,9 @@ from tabbench.data.sources import SOURCE_NAMES, SourceOptions
 DEFAULT_DEMO_DIR = "data/demo"
 
 
-def _bool(text: str) -> bool:
-    low = text.strip().lower()
-    if low in ("1", "true", "yes", "on"):
-        return True
-    if low in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
-
-
-def _optional_path(text: str) -> Path | None:
-    return None if text in ("", "None", "null") else Path(text)
+def optional_path(text: str) -> Path | None:
+    value = optional_str(text)
+    return None if value is None else Path(value)
 
 
 def _optional_int(text: str) -> int | None:
@@ -100,8 +93,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fetch", help="get one dataset from the first source that has it")
     p.add_argument("--dataset", required=True)
     p.add_argument("--sources", nargs="+", choices=SOURCE_NAMES, default=list(SOURCE_NAMES))
-    p.add_argument("--talent-dir", type=_optional_path, default=None)
-    p.add_argument("--openml-cache-dir", type=_optional_path, default=None)
+    p.add_argument("--talent-dir", type=optional_path, default=None)
+    p.add_argument("--openml-cache-dir", type=optional_path, default=None)
     p.add_argument(
         "--openml-timeout",
         type=float,
@@ -111,7 +104,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--openml-retries", type=int, default=3)
     p.add_argument("--openml-download-timeout", type=float, default=600.0)
     p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml's)")
-    p.add_argument("--demo-dir", type=_optional_path, default=Path(DEFAULT_DEMO_DIR))
+    p.add_argument("--demo-dir", type=optional_path, default=Path(DEFAULT_DEMO_DIR))
     p.add_argument("--out-parquet", type=Path, required=True)
     p.add_argument("--out-json", type=Path, required=True)
     p.set_defaults(func=_cmd_fetch)
@@ -140,5 +133,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--n-splits", type=int, required=True)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--stratify", type=_bool, default=False)
+    p.add_argument("--stratify", type=boolean, default=False)
     p.set_defaults(func=_cmd_split)
