@@ -7,7 +7,9 @@ import pytest
 from tabbench.cli_args import boolean, optional_str
 
 
-@pytest.mark.parametrize(("text", "value"), [("True", True), ("yes", True), ("0", False), ("false", False)])
+@pytest.mark.parametrize(
+    ("text", "value"), [("True", True), ("yes", True), ("0", False), ("false", False)]
+)
 def test_boolean_accepts_what_snakemake_renders(text: str, value: bool) -> None:
     assert boolean(text) is value
 
