@@ -11,13 +11,15 @@ once for both AUROC and the isotonic fit (binary: the test AUROC is that of z₁
 Where the time goes, and what keeps it small (per epoch, ~3K validation samples; the recorder
 runs after every boosting round, and XGBoost rounds take ~1 ms):
 
-* TS fits: the E full-data fits and the 5·E cross-validation fits are solved by the vectorised
-  safeguarded Newton method of :mod:`tabbench.metrics.temperature`, evaluating only the
-  problems not yet finished, with a derivative-only pass (the losses are computed once, at the
-  optimum), and ending one evaluation early with an accepted short Newton step. The 5·E folds
-  are one batch: each starts with a free Newton step from its epoch's full-data optimum (the
-  per-sample derivatives there are known) and usually needs one evaluation over its 4/5; its
-  held-out 1/5 is then scored alone.
+* TS fits: the E full-data fits are solved by the vectorised safeguarded Newton method of
+  :mod:`tabbench.metrics.temperature`, evaluating only the problems not yet finished, with a
+  derivative-only pass (the losses are computed once, at the optimum), and ending one
+  evaluation early with an accepted short Newton step.
+* CV fits (``ts_ref_cv5``): the 5·E fold optima come from a Taylor model of each fold's
+  derivative around its epoch's full-data optimum (:mod:`tabbench.metrics.fold_taylor`): one
+  pass for per-sample derivatives up to 5th order, then scalar arithmetic, with an error
+  estimate that sends doubtful problems (small sets, large shifts) to the exact Newton solver.
+  Binary held-out folds are then scored in one float64 pass over all folds.
 * Ranking: rows are sorted by packed integer keys (:func:`tabbench.metrics.ranking.sort_rows`)
   and ties are handled sparsely; binary ``ir_ref`` is averaged in sorted order (no unsort).
 
@@ -33,6 +35,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from tabbench.metrics._checks import as_labels, check_batched
+from tabbench.metrics.fold_taylor import fold_optima
 from tabbench.metrics.losses import ECE_BINS
 from tabbench.metrics.ranking import auroc_rows, isotonic_rows, sort_rows, unsort
 from tabbench.metrics.temperature import (
@@ -159,10 +162,11 @@ def _ts_ref_cv(
     """TS fit on 4/5, smoothed log loss on the held-out 1/5, averaged over all N samples.
 
     Samples are ordered by fold (fold f = columns bounds[f]:bounds[f+1]). The 5·E fits are
-    solved as one batch of problems (fold-major: problem f·E + e): each starts at its epoch's
-    full-data optimum with a step computed from the full-data per-sample derivatives (free),
-    typically needs one evaluation over its 4/5 of the samples, and is then scored on its
-    held-out 1/5 only.
+    problems f·E + e (fold-major). Most are solved by the Taylor model of
+    :mod:`tabbench.metrics.fold_taylor` around the epoch's full-data optimum (no pass over the
+    data per fold); the rest (small sets, large shifts) by the exact safeguarded Newton method,
+    as one batch, each starting at the full-data optimum with a free first step (the fold's
+    derivative sums there are known). Each fold is then scored on its held-out 1/5.
     """
     if bounds is None:
         return np.full(prep.n_epochs, np.nan)
@@ -170,8 +174,66 @@ def _ts_ref_cv(
     n_folds = len(bounds) - 1
     held = [slice(int(bounds[f]), int(bounds[f + 1])) for f in range(n_folds)]
     n_fit = np.array([n - (h.stop - h.start) for h in held], dtype=np.float64)
-    g0 = np.concatenate([column_sums(ts_all.g, h) / n_fit[f] for f, h in enumerate(held)])
-    h0 = np.concatenate([column_sums(ts_all.h, h) / n_fit[f] for f, h in enumerate(held)])
+    b, ok = fold_optima(prep, bounds, b_all, ts_all, ws)
+    if not ok.all():
+        pending = np.flatnonzero(~ok)
+        b[pending] = _exact_fold_optima(prep, held, n_fit, b_all, ts_all, ws, pending)
+    beta = np.exp(b).reshape(n_folds, n_ep)
+    if prep.binary:
+        return _binary_held_out_nll(prep.margin, beta, bounds, n_fit, ws).sum(axis=1) / n
+    total = np.zeros(n_ep)
+    for f, h in enumerate(held):
+        st = sample_stats(prep.columns(h), beta[f], ws, derivs=False)
+        total += smoothed_nll(st, prep.n_classes, int(n_fit[f])).sum(axis=1, dtype=np.float64)
+    return total / n
+
+
+def _binary_held_out_nll(
+    margin: np.ndarray, beta: np.ndarray, bounds: np.ndarray, n_fit: np.ndarray, ws: Workspace
+) -> np.ndarray:
+    """Per-sample −log q_y (E, N) float64 of each fold's held-out samples at its own β_f,
+    q = a_f σ(β_f m) + c_f smoothed with the fold's training size (binary margins m).
+
+    One float64 pass over all folds at once: 1 − q_y = a σ(−βm) + c and −log q_y =
+    −log1p(−(1 − q_y)) is accurate at both ends in float64 (q_y ≥ c ≥ 1/(2(n+1)) keeps
+    1 − (1 − q_y) to ~1e-12 relative), so no branch for confident or wrong samples is needed.
+    """
+    counts = np.diff(bounds)
+    a = n_fit / (n_fit + 1.0)  # Laplace smoothing of each fold (DESIGN.md §4), K = 2
+    c = 1.0 / ((n_fit + 1.0) * 2)
+    out = ws.get("held_nll", margin.shape, np.float64)
+    np.multiply(np.repeat(beta.T, counts, axis=1), margin, out=out)  # u = β_f m
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)  # inf for very confident samples: then σ(−u) = 0 exactly
+    out += 1
+    np.reciprocal(out, out=out)  # σ(−u) = 1 − p_y
+    out *= np.repeat(a, counts)
+    out += np.repeat(c, counts)  # 1 − q_y
+    np.negative(out, out=out)
+    np.log1p(out, out=out)
+    np.negative(out, out=out)
+    return out
+
+
+def _exact_fold_optima(
+    prep: Prepared,
+    held: list[slice],
+    n_fit: np.ndarray,
+    b_all: np.ndarray,
+    ts_all: SampleStats,
+    ws: Workspace,
+    problems: np.ndarray,
+) -> np.ndarray:
+    """Fold optima of the fold-major ``problems`` (f·E + e) by the exact Newton solver, which
+    evaluates each fold's derivative sums over its 4/5 of the samples."""
+    n_ep, n = prep.n_epochs, prep.n_samples
+    fold_of, epoch_of = problems // n_ep, problems % n_ep
+    g0, h0 = np.empty(problems.size), np.empty(problems.size)
+    for f in np.unique(fold_of):
+        sel = np.flatnonzero(fold_of == f)
+        rows = epoch_of[sel]
+        g0[sel] = column_sums(ts_all.g[rows], held[f]) / n_fit[f]
+        h0[sel] = column_sums(ts_all.h[rows], held[f]) / n_fit[f]
     zy_fit = None
     if not prep.binary:
         zy_all = prep.zy.sum(axis=1, dtype=np.float64)
@@ -179,11 +241,11 @@ def _ts_ref_cv(
 
     def evaluate(beta: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         g, h = np.empty(idx.size), np.empty(idx.size)
-        fold = idx // n_ep
+        fold, epoch = fold_of[idx], epoch_of[idx]
         for f in np.unique(fold):
             sel = np.flatnonzero(fold == f)
-            rows = idx[sel] - f * n_ep
-            rows_arg = None if rows.size == n_ep else rows
+            rows = epoch[sel]
+            rows_arg = None if rows.size == n_ep and (rows == np.arange(n_ep)).all() else rows
             zero = None if prep.binary else np.zeros(rows.size)
             gs = hs = 0.0
             for cols in (slice(0, held[f].start), slice(held[f].stop, n)):  # the fold's 4/5
@@ -195,12 +257,7 @@ def _ts_ref_cv(
             g[sel], h[sel] = gs / n_fit[f], hs / n_fit[f]
         return g, h
 
-    b = solve_log_beta(evaluate, np.tile(b_all, n_folds), first_derivs=(g0, h0))
-    total = np.zeros(n_ep)
-    for f, h in enumerate(held):
-        st = sample_stats(prep.columns(h), np.exp(b[f * n_ep:(f + 1) * n_ep]), ws, derivs=False)
-        total += smoothed_nll(st, prep.n_classes, int(n_fit[f])).sum(axis=1, dtype=np.float64)
-    return total / n
+    return solve_log_beta(evaluate, b_all[epoch_of], first_derivs=(g0, h0))
 
 
 def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndarray]:

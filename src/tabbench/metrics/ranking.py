@@ -87,6 +87,8 @@ def sort_rows(scores: np.ndarray) -> SortedRows:
     k = max(1, int(n - 1).bit_length())
     if k > 29 or scores.dtype not in (np.float32, np.float64) or np.isnan(scores).any():
         return _argsort_rows(scores)
+    if scores.dtype == np.float32:
+        return _sort_rows_float32(scores)
     bits = scores.astype(np.float64).view(np.int64)  # a copy: reused as the key
     key = bits ^ ((bits >> 63) & _LOW63)  # float order = integer order
     key &= np.int64(-(1 << k))
@@ -102,6 +104,23 @@ def sort_rows(scores: np.ndarray) -> SortedRows:
             order[bad], s[bad] = fix.order, np.take_along_axis(scores[bad], fix.order, axis=1)
     new_group = np.ones(s.shape, dtype=bool)
     np.not_equal(s[:, 1:], s[:, :-1], out=new_group[:, 1:])
+    return SortedRows(order, new_group)
+
+
+def _sort_rows_float32(scores: np.ndarray) -> SortedRows:
+    """:func:`sort_rows` for float32 scores (no NaN): the key is the score's order-preserving
+    32-bit integer image in the high half and the column index in the low half, so the sorted
+    keys give the order *and* the sorted scores' tie groups without gathering the scores."""
+    n_rows, n = scores.shape
+    bits = (scores + np.float32(0.0)).view(np.int32)  # + 0 turns −0.0 into +0.0: one tie group
+    key = (bits ^ ((bits >> 31) & np.int32(0x7FFFFFFF))).astype(np.int64)  # float order
+    key <<= 32
+    key |= np.arange(n, dtype=np.int64)
+    key.sort(axis=1)
+    order = key & np.int64(0xFFFFFFFF)
+    key >>= 32  # the sorted scores' integer images: equal exactly when the scores are equal
+    new_group = np.ones((n_rows, n), dtype=bool)
+    np.not_equal(key[:, 1:], key[:, :-1], out=new_group[:, 1:])
     return SortedRows(order, new_group)
 
 

@@ -135,6 +135,8 @@ class SampleStats:
     other_sq: np.ndarray
     pmax: np.ndarray
     log_z: np.ndarray | None = None
+    u: np.ndarray | None = None  # binary: β·m, the signed scaled margin
+    pq: np.ndarray | None = None  # binary, with derivs: p_y(1 − p_y), without cancellation
 
 
 class Workspace:
@@ -199,9 +201,10 @@ def sample_stats(
                 np.multiply(m, m, out=h)
                 h *= b  # d²NLL/dβ² = m²σ(t)σ(−t)
             else:
-                g = h = None
+                g = h = b = None
             np.multiply(other, other, out=other_sq)
-            return SampleStats(g=g, h=h, nll=nll, other=other, other_sq=other_sq, pmax=a)
+            return SampleStats(g=g, h=h, nll=nll, other=other, other_sq=other_sq, pmax=a, u=t,
+                               pq=b)
 
         zc = prep.zc
         w = ws.get("w", zc.shape)
