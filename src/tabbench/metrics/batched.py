@@ -434,9 +434,12 @@ def _macro_auroc(prep: Prepared, log_p: np.ndarray) -> np.ndarray:
 
 
 def _ece_rows(conf: np.ndarray, correct: np.ndarray, n_bins: int = ECE_BINS) -> np.ndarray:
-    """Top-label ECE (E,) of confidences (E, N), same binning as ``losses.ece_proba``."""
+    """Top-label ECE (E,) of confidences (E, N), same binning as ``losses.ece_proba``.
+
+    float32 confidences are binned in float32 (a sample within float32 rounding of a bin edge
+    may land in the neighbouring bin, a change of at most |gap|/N); bin sums are float64."""
     n_epochs, n = conf.shape
-    buf = conf * n_bins
+    buf = conf * conf.dtype.type(n_bins)
     idx = buf.astype(np.intp)
     np.minimum(idx, n_bins - 1, out=idx)
     idx += n_bins * np.arange(n_epochs)[:, None]

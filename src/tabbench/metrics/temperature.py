@@ -286,12 +286,12 @@ def smoothed_brier(stats: SampleStats, n_classes: int, n_fit: int | None) -> np.
 
 
 def smoothed_pmax(stats: SampleStats, n_classes: int, n_fit: int | None) -> np.ndarray:
+    """max_k q_k (E, N) float32 (a view of the stats when ``n_fit`` is None)."""
     if n_fit is None:
-        return stats.pmax.astype(np.float64)
+        return stats.pmax
     a, c = _smoothing_coefs(n_fit, n_classes)
-    out = stats.pmax.astype(np.float64)
-    out *= a
-    out += c
+    out = stats.pmax * np.float32(a)
+    out += np.float32(c)
     return out
 
 
