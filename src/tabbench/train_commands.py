@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from tabbench.cli_args import boolean, optional_str
 from tabbench.gpu import DEFAULT_TIMEOUT_S
+from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS, check_max_one_hot_levels
 from tabbench.models.registry import TRAINERS
 
 
@@ -20,6 +21,16 @@ def _epochs_item(text: str) -> tuple[str, int]:
         return key, int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"rounds must be an integer in {text!r}") from None
+
+
+def _one_hot_cap(text: str) -> int | None:
+    """``N`` (an integer ≥ 2) or ``none``/``null`` (no cap; Snakemake renders null as ``None``)."""
+    if text.strip().lower() in ("none", "null", ""):
+        return None
+    try:
+        return check_max_one_hot_levels(int(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 2 or none, got {text!r}") from err
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,6 +63,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default <tmp>/tabbench-gpu-locks)")
     p.add_argument("--gpu-claim-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                    help="config gpu_claim_timeout: seconds to wait for a free GPU")
+    # SUPPRESS: absent unless given, so that giving it to another model is an error, not ignored
+    p.add_argument("--mlp-max-one-hot-levels", type=_one_hot_cap, default=argparse.SUPPRESS,
+                   metavar="N|none",
+                   help="config mlp_max_one_hot_levels (--model mlp only): one-hot encode at "
+                        "most the N most frequent train levels of each categorical, rarer ones "
+                        f"like an unseen level; none = one column per level (default "
+                        f"{MLP_MAX_ONE_HOT_LEVELS})")
     p.set_defaults(func=run)
 
 
@@ -74,6 +92,13 @@ def run(args: argparse.Namespace) -> int:
     from tabbench.gpu import GpuUnavailableError
     from tabbench.train_job import run_train_job
 
+    options = {}
+    if hasattr(args, "mlp_max_one_hot_levels"):
+        if args.model != "mlp":
+            print(f"tabbench train: error: --mlp-max-one-hot-levels applies to --model mlp only, "
+                  f"not {args.model}", file=sys.stderr)
+            return 2
+        options["max_one_hot_levels"] = args.mlp_max_one_hot_levels
     _log_to_stderr()
     try:
         run_train_job(
@@ -81,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
             n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
             threads=args.threads, device=args.device,
             allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
-            gpu_claim_timeout=args.gpu_claim_timeout, progress=sys.stderr,
+            gpu_claim_timeout=args.gpu_claim_timeout, trainer_options=options,
+            progress=sys.stderr,
         )
     except GpuUnavailableError as err:  # a clear one-line error, no traceback
         print(f"tabbench train: error: {err}", file=sys.stderr)

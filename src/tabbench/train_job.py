@@ -8,10 +8,11 @@ and the failures into the sidecar ``<out>.failures.json`` (always written, possi
 atomically, and the part folder is removed (so a forced rerun of a finished job starts afresh).
 
 A part file is reused only if it matches what the rerun would train: the job's identity
-(model, dataset, split, seed in ``job.json``) and, per config, the same params and number of
-epochs. A failing config (an exception in the trainer, a non-finite loss in the first epoch,
-out of memory) is recorded with its error and the job goes on; errors of the recorder itself
-(the metrics) are bugs and stop the job.
+(model, dataset, split, seed and any non-default trainer option, e.g. the MLP's one-hot cap,
+in ``job.json``) and, per config, the same params and number of epochs. A failing config (an
+exception in the trainer, a non-finite loss in the first epoch, out of memory) is recorded with
+its error and the job goes on; errors of the recorder itself (the metrics) are bugs and stop the
+job.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tabbench.data.dataset import load_split_data
 from tabbench.gpu import DEFAULT_TIMEOUT_S, acquire_device
 from tabbench.io import write_json_atomic, write_parquet_atomic
 from tabbench.models.base import TrainContext
+from tabbench.models.options import non_default_options, resolve_trainer_options
 from tabbench.models.recorder import EpochRecorder, check_records, empty_records, params_json
 from tabbench.models.registry import NN_MODELS, get_trainer, n_epochs_for
 from tabbench.search import sample_config, stable_seed
@@ -100,14 +102,18 @@ def run_train_job(
     allow_cpu_fallback: bool = False,
     gpu_lock_dir: str | os.PathLike[str] | None = None,
     gpu_claim_timeout: float = DEFAULT_TIMEOUT_S,
+    trainer_options: Mapping[str, Any] | None = None,
     progress: TextIO | None = None,
     metrics: Any = None,
     trainer_factory: Any = None,
 ) -> pd.DataFrame:
     """Train configs ``0..n_configs`` of ``model`` on one split; write records + failures.
 
-    Returns the records written to ``out_path``. ``metrics`` and ``trainer_factory`` (name ->
-    trainer) are injection points for tests; by default :mod:`tabbench.metrics` and
+    Returns the records written to ``out_path``. ``trainer_options`` are the model's run-wide
+    options (:data:`tabbench.models.options.TRAINER_OPTIONS`, e.g. ``{"max_one_hot_levels":
+    None}`` for the MLP); one the model does not take is an error before anything runs.
+    ``metrics`` and ``trainer_factory`` (``(name, **trainer_options)`` -> trainer) are injection
+    points for tests; by default :mod:`tabbench.metrics` and
     :func:`tabbench.models.registry.get_trainer`.
 
     Device: XGBoost always trains on the CPU. A neural network gets ``device`` through
@@ -121,6 +127,11 @@ def run_train_job(
     out_path = Path(out_path)
     parts = part_dir(out_path)
     make_trainer = trainer_factory or get_trainer
+    options = dict(trainer_options or {})
+    # checked here, before anything runs; in the identity only when not at the default, so parts
+    # trained before an option existed (i.e. at its default) stay valid
+    changed = non_default_options(model, options)
+    shown = "".join(f" {k}={v}" for k, v in resolve_trainer_options(model, options).items())
     ids = list(range(int(n_configs) + 1))
     plan = {
         c: (
@@ -137,14 +148,16 @@ def run_train_job(
             )
         else:
             dev = "cpu"
-        _prepare_parts(parts, {"model": model, "dataset": dataset, "split": int(split),
-                               "seed": int(seed)})
+        identity = {"model": model, "dataset": dataset, "split": int(split), "seed": int(seed)}
+        if changed:
+            identity["trainer_options"] = changed
+        _prepare_parts(parts, identity)
         data = load_split_data(processed_path, splits_path, split)
         prog = _Progress(stream, f"{model}/{dataset}/split{split}",
                          sum(n for _, n in plan.values()))
         prog.line(f"{len(ids)} configs, n_train={len(data.y_train)} n_val={len(data.y_val)} "
                   f"n_test={len(data.y_test)} classes={data.n_classes} threads={threads} "
-                  f"device={dev}")
+                  f"device={dev}{shown}")
         for c in ids:
             params, n_ep = plan[c]
             pos = f"config {c} ({c + 1}/{len(ids)})"
@@ -160,7 +173,7 @@ def run_train_job(
             )
             ctx = TrainContext(seed=train_seed(seed, dataset, split, model, c), n_epochs=n_ep,
                                threads=int(threads), device=dev)
-            chunks = make_trainer(model).train(params, data, ctx)
+            chunks = make_trainer(model, **options).train(params, data, ctx)
             failure = None
             while True:
                 try:

@@ -6,13 +6,16 @@ Preprocessing, fit on the training part only:
 - categoricals: one-hot over the categories seen in train; a column with exactly two train
   categories becomes one ±1 column; missing or unseen values are all zeros; a column with a
   single train category carries no information for training and is dropped.
-- high cardinality (not in the paper, which does not discuss it): a column with more than
-  :data:`MAX_ONE_HOT_LEVELS` train categories is one-hot encoded over its
-  ``MAX_ONE_HOT_LEVELS`` most frequent train categories only (ties: category order); the rarer
-  ones are encoded like an unseen value (all zeros), with a logged warning. Without the cap an
-  ID-like column makes the input dense n × levels: a 10,000-level column on 50,000 rows took
-  3 GB for two epochs (measured), and the paper's 100,000-row cap would need about 6 GB. RealMLP
-  embeds such columns and XGBoost splits on them natively, so neither needs a cap.
+- high cardinality (not in the paper, which does not discuss it; a documented deviation from
+  DESIGN.md §5's one column per category): a column with more than ``max_one_hot_levels`` train
+  categories (config key ``mlp_max_one_hot_levels``, default :data:`MAX_ONE_HOT_LEVELS` = 1000)
+  is one-hot encoded over its ``max_one_hot_levels`` most frequent train categories only (ties:
+  category order); the rarer ones are encoded like an unseen value (all zeros), with a logged
+  warning. Without the cap an ID-like column makes the input dense n × levels: a 10,000-level
+  column on 50,000 rows took 3 GB and 4.5× the time for two epochs (measured), and the paper's
+  100,000-row cap would need about 6 GB. ``None`` (config ``null``) lifts the cap: DESIGN.md's
+  literal rule. RealMLP embeds such columns and XGBoost splits on them natively, so neither
+  needs a cap.
 
 Network: ``n_hidden_layers`` × ``hidden_width`` ReLU layers (default 3 × 256) + a linear output
 of K logits (binary: K = 2, softmax cross-entropy), PyTorch's default initialisation, dropout
@@ -41,24 +44,31 @@ from sklearn.preprocessing import QuantileTransformer
 from torch import nn
 
 from tabbench.models.base import EpochChunk, SplitData, TrainContext
+from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS, check_max_one_hot_levels
 from tabbench.models.recorder import chunk_length
 from tabbench.search.mlp import DEFAULT_CONFIG
 
 log = logging.getLogger(__name__)
 
-#: one-hot width limit per categorical column (module docstring, "high cardinality")
-MAX_ONE_HOT_LEVELS = 1000
+#: default one-hot width limit per categorical column (module docstring, "high cardinality")
+MAX_ONE_HOT_LEVELS = MLP_MAX_ONE_HOT_LEVELS
 
 #: (epoch, network, features) after every epoch: lets tests snapshot the model of an epoch.
 EpochHook = Callable[[int, nn.Module, "MLPPreprocessor"], None]
 
 
 class MLPPreprocessor:
-    """Quantile transform of numericals + one-hot of categoricals, fit on train only."""
+    """Quantile transform of numericals + one-hot of categoricals, fit on train only.
 
-    def __init__(self, seed: int = 0, max_one_hot_levels: int = MAX_ONE_HOT_LEVELS) -> None:
+    ``max_one_hot_levels``: one-hot at most this many (most frequent) train levels per column;
+    ``None`` = no cap (one column per category).
+    """
+
+    def __init__(
+        self, seed: int = 0, max_one_hot_levels: int | None = MAX_ONE_HOT_LEVELS
+    ) -> None:
         self.seed = int(seed)
-        self.max_one_hot_levels = int(max_one_hot_levels)
+        self.max_one_hot_levels = check_max_one_hot_levels(max_one_hot_levels)
         self.num_columns: list[str] = []
         self.cat_vocab: dict[str, list[Any]] = {}
         self.quantile: QuantileTransformer | None = None
@@ -81,8 +91,9 @@ class MLPPreprocessor:
             counts = X[c].value_counts(sort=False)  # every category of the dtype, in order
             counts = counts[counts > 0]
             vocab = list(counts.index)
-            if len(vocab) > self.max_one_hot_levels:
-                top = np.argsort(-counts.to_numpy(), kind="stable")[: self.max_one_hot_levels]
+            cap = self.max_one_hot_levels
+            if cap is not None and len(vocab) > cap:
+                top = np.argsort(-counts.to_numpy(), kind="stable")[:cap]
                 vocab = [vocab[i] for i in np.sort(top)]
                 log.warning(
                     "MLP: categorical column %r has %d categories in train; one-hot encoding "
@@ -161,12 +172,20 @@ class MLPRun:
     without any recording.
     """
 
-    def __init__(self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext) -> None:
+    def __init__(
+        self,
+        params: Mapping[str, Any],
+        data: SplitData,
+        ctx: TrainContext,
+        max_one_hot_levels: int | None = MAX_ONE_HOT_LEVELS,
+    ) -> None:
         cfg = _config(params)
         torch.set_num_threads(int(ctx.threads))
         torch.manual_seed(int(ctx.seed))
         self.device = torch.device(ctx.device)
-        self.pre = MLPPreprocessor(seed=ctx.seed).fit(data.X_train)
+        self.pre = MLPPreprocessor(seed=ctx.seed, max_one_hot_levels=max_one_hot_levels).fit(
+            data.X_train
+        )
         self.X_train = torch.as_tensor(self.pre.transform(data.X_train), device=self.device)
         self.y_train = torch.tensor(np.array(data.y_train, dtype=np.int64), device=self.device)
         self.net = build_mlp(self.pre.n_features, data.n_classes, cfg["n_hidden_layers"],
@@ -200,7 +219,11 @@ class MLPRun:
 
 
 class MLPTrainer:
-    """Trains one MLP config for ``ctx.n_epochs`` epochs, yielding val/test logits per epoch."""
+    """Trains one MLP config for ``ctx.n_epochs`` epochs, yielding val/test logits per epoch.
+
+    ``max_one_hot_levels`` is the run-wide one-hot cap (config ``mlp_max_one_hot_levels``,
+    ``None`` = no cap), the same for every config of a job.
+    """
 
     name = "mlp"
 
@@ -210,7 +233,9 @@ class MLPTrainer:
         max_chunk_bytes: int = 256 * 2**20,
         epoch_hook: EpochHook | None = None,
         eval_batch: int | None = None,
+        max_one_hot_levels: int | None = MAX_ONE_HOT_LEVELS,
     ) -> None:
+        self.max_one_hot_levels = check_max_one_hot_levels(max_one_hot_levels)
         self.chunk_epochs = int(chunk_epochs)
         self.max_chunk_bytes = int(max_chunk_bytes)
         self.epoch_hook = epoch_hook
@@ -220,7 +245,7 @@ class MLPTrainer:
         self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
     ) -> Iterator[EpochChunk]:
         t0 = time.perf_counter()
-        run = MLPRun(params, data, ctx)
+        run = MLPRun(params, data, ctx, max_one_hot_levels=self.max_one_hot_levels)
         K = data.n_classes
         # val and test in one tensor: one forward pass per epoch
         X_eval = torch.as_tensor(

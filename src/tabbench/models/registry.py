@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from typing import Any
 
 from tabbench.models.base import Trainer
+from tabbench.models.options import resolve_trainer_options
 
 TRAINERS: dict[str, str] = {
     "xgboost": "tabbench.models.xgboost:XGBoostTrainer",
@@ -21,14 +23,18 @@ TRAINERS: dict[str, str] = {
 NN_MODELS: frozenset[str] = frozenset({"mlp", "realmlp"})
 
 
-def get_trainer(name: str) -> Trainer:
-    """A fresh trainer instance for model ``name``."""
+def get_trainer(name: str, **options: Any) -> Trainer:
+    """A fresh trainer instance for model ``name``, built with the run-wide ``options``
+    (:data:`tabbench.models.options.TRAINER_OPTIONS`, checked; left out = the default)."""
     try:
         target = TRAINERS[name]
     except KeyError:
         raise ValueError(f"unknown model {name!r}; known: {sorted(TRAINERS)}") from None
+    checked = resolve_trainer_options(name, options)
     module_name, cls_name = target.split(":")
-    return getattr(importlib.import_module(module_name), cls_name)()
+    return getattr(importlib.import_module(module_name), cls_name)(
+        **{k: checked[k] for k in options}
+    )
 
 
 def epochs_key(model: str, config_id: int) -> str:
