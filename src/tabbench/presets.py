@@ -66,15 +66,25 @@ PRESET_KEYS = (
 )
 
 
+#: YAML's null spellings (and Python's, as Snakemake renders None) in a ``--config`` value
+_NULL_SPELLINGS = frozenset({"null", "Null", "NULL", "~", "None"})
+
+
 def coerce_cli_strings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Undo Snakemake's string parsing of *nested* ``--config`` values.
+    """Undo Snakemake's string parsing of ``--config`` values (nested ones, and null).
 
     ``--config epochs='{mlp: 8}'`` reaches the workflow as ``{"mlp": "8"}`` (Snakemake reads
     nested values with YAML's BaseLoader), which the schema would rightly reject as a string.
-    Integer strings under ``epochs`` become ints and ``null``/``None``/empty become None; nothing
-    else is touched, so a genuinely wrong value still fails validation with the key's name.
+    Integer strings under ``epochs`` become ints and ``null``/``None``/empty become None. A
+    top-level ``key=null`` arrives as the string ``"null"`` for the same reason (only ``key=``
+    gives None), so a top-level null spelling becomes None too: ``--config
+    mlp_max_one_hot_levels=null`` means null, as in config.yaml. Nothing else is touched, so a
+    genuinely wrong value still fails validation with the key's name.
     """
-    out = dict(config)
+    out = {
+        key: None if isinstance(value, str) and value.strip() in _NULL_SPELLINGS else value
+        for key, value in config.items()
+    }
     epochs = out.get("epochs")
     if isinstance(epochs, Mapping):
         fixed = {}

@@ -30,9 +30,10 @@ rule train:
         seed=CFG["seed"],
         device=lambda w: CFG["device"] if w.model in NN_MODELS else "cpu",
         gpu_flags=train_gpu_flags,
+        mlp_flags=train_mlp_flags,
     shell:
         "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"
         " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"
         " --out {output.runs:q} --n-configs {params.n_configs} --epochs {params.epochs}"
         " --seed {params.seed} --threads {threads} --device {params.device}{params.gpu_flags}"
-        " 2> {log:q}"
+        "{params.mlp_flags} 2> {log:q}"
