@@ -77,14 +77,14 @@ def _log_to_stderr() -> None:
     """tabbench's log records (the CPU-fallback warning, which GPU was claimed) go to stderr,
     i.e. into the job's log file next to the progress lines."""
     logger = logging.getLogger("tabbench")
-    mine = [h for h in logger.handlers if getattr(h, "_tabbench_stderr", False)]
-    if mine:
-        mine[0].setStream(sys.stderr)  # type: ignore[attr-defined]
-    else:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-        handler._tabbench_stderr = True  # type: ignore[attr-defined]
-        logger.addHandler(handler)
+    # a handler of an earlier call in this process is replaced, not re-pointed: setStream would
+    # flush its old stream, which may be closed by now (e.g. a test's captured stderr)
+    for old in [h for h in logger.handlers if getattr(h, "_tabbench_stderr", False)]:
+        logger.removeHandler(old)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler._tabbench_stderr = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
     logger.setLevel(logging.INFO)
 
 
