@@ -67,6 +67,27 @@ def test_schema_rejects_bad_values(bad: dict) -> None:
         jsonschema.validate({**_config(), **bad}, _schema())
 
 
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [(1, "1 is less than the minimum of 2"), (-3, "-3 is less than the minimum of 2"),
+     ("abc", "'abc' is not of type 'integer', 'null'"), (2.5, "2.5 is not of type"),
+     (True, "True is not of type")],
+)
+def test_schema_rejects_bad_one_hot_caps_naming_the_key(value, why) -> None:
+    with pytest.raises(jsonschema.ValidationError) as exc:
+        jsonschema.validate({**_config(), "mlp_max_one_hot_levels": value}, _schema())
+    assert list(exc.value.path) == ["mlp_max_one_hot_levels"]
+    assert why in exc.value.message
+
+
+def test_one_hot_cap_default_and_null() -> None:
+    from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS
+
+    assert _config()["mlp_max_one_hot_levels"] == MLP_MAX_ONE_HOT_LEVELS  # config = library
+    for ok in (None, 2, 50_000):
+        jsonschema.validate({**_config(), "mlp_max_one_hot_levels": ok}, _schema())
+
+
 def test_nested_cli_strings_become_ints_and_bad_ones_still_fail() -> None:
     from tabbench.presets import coerce_cli_strings
 
@@ -76,3 +97,15 @@ def test_nested_cli_strings_become_ints_and_bad_ones_still_fail() -> None:
     bad = coerce_cli_strings({**_config(), "epochs": {"mlp": "eight"}})
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, _schema())
+
+
+def test_top_level_cli_null_becomes_none() -> None:
+    """``--config mlp_max_one_hot_levels=null`` arrives as the string 'null'."""
+    from tabbench.presets import coerce_cli_strings
+
+    for text in ("null", "None", "~"):
+        cfg = coerce_cli_strings({**_config(), "mlp_max_one_hot_levels": text})
+        assert cfg["mlp_max_one_hot_levels"] is None
+        jsonschema.validate(cfg, _schema())
+    kept = coerce_cli_strings({**_config(), "talent_dir": "nullable/dir", "preset": "demo"})
+    assert kept["talent_dir"] == "nullable/dir" and kept["preset"] == "demo"

@@ -1,5 +1,10 @@
 import pytest
 
+from tabbench.models.options import (
+    MLP_MAX_ONE_HOT_LEVELS,
+    non_default_options,
+    resolve_trainer_options,
+)
 from tabbench.models.registry import epochs_key, get_trainer, n_epochs_for
 
 EPOCHS = {"xgboost_default": 100, "xgboost_tuned": 1000, "mlp": 256, "realmlp": 128}
@@ -25,3 +30,22 @@ def test_epochs_per_config():
     assert n_epochs_for("realmlp", 2, EPOCHS) == 128
     with pytest.raises(ValueError, match="epochs.mlp"):
         n_epochs_for("mlp", 1, {"xgboost_default": 1})
+
+
+def test_trainer_options_reach_the_trainer_and_are_checked():
+    assert get_trainer("mlp", max_one_hot_levels=5).max_one_hot_levels == 5
+    assert get_trainer("mlp", max_one_hot_levels=None).max_one_hot_levels is None
+    assert get_trainer("mlp").max_one_hot_levels == MLP_MAX_ONE_HOT_LEVELS
+    with pytest.raises(ValueError, match=r"model 'xgboost' takes no trainer option"):
+        get_trainer("xgboost", max_one_hot_levels=5)
+    for bad in (1, -3, "abc", 2.5, True):
+        with pytest.raises(ValueError, match="mlp_max_one_hot_levels.*integer >= 2"):
+            get_trainer("mlp", max_one_hot_levels=bad)
+
+
+def test_non_default_options():
+    assert non_default_options("mlp", {}) == {}
+    assert non_default_options("mlp", {"max_one_hot_levels": MLP_MAX_ONE_HOT_LEVELS}) == {}
+    assert non_default_options("mlp", {"max_one_hot_levels": None}) == {
+        "max_one_hot_levels": None}
+    assert resolve_trainer_options("xgboost", {}) == {}

@@ -161,3 +161,19 @@ def test_mlp_one_hot_unchanged_below_the_cap():
     pre = MLPPreprocessor().fit(X)
     assert pre.cat_vocab["c"] == list(X["c"].cat.categories)
     assert pre.n_features == 1 + 50
+
+
+def test_mlp_one_hot_cap_is_configurable_and_none_lifts_it(caplog):
+    X = _frame(50, 2_000)
+    pre = MLPPreprocessor(max_one_hot_levels=5).fit(X)
+    counts = X["c"].value_counts()
+    assert pre.n_features == 1 + 5
+    assert sorted(pre.cat_vocab["c"]) == sorted(counts.index[:5])  # the 5 most frequent
+    X = _frame(3000, 20_000)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="tabbench.models.mlp"):
+        pre = MLPPreprocessor(max_one_hot_levels=None).fit(X)
+    assert pre.n_features == 1 + 3000  # DESIGN.md's literal one column per category
+    assert "one-hot encoding only" not in caplog.text
+    with pytest.raises(ValueError, match="mlp_max_one_hot_levels"):
+        MLPPreprocessor(max_one_hot_levels=1)

@@ -17,6 +17,14 @@ CASES = {
     "models": (["models=[lightgbm]"], ["instance['models']", "['lightgbm'] is not valid"]),
     "sources": (["sources=[openml,s3]"], ["instance['sources']", "['openml', 's3']"]),
     "device": (["device=gpu"], ["instance['device']", "'gpu' is not one of ['cpu', 'cuda']"]),
+    "one_hot_1": (["mlp_max_one_hot_levels=1"],
+                  ["instance['mlp_max_one_hot_levels']", "1 is less than the minimum of 2"]),
+    "one_hot_-3": (["mlp_max_one_hot_levels=-3"],
+                   ["instance['mlp_max_one_hot_levels']", "-3 is less than the minimum of 2"]),
+    "one_hot_abc": (
+        ["mlp_max_one_hot_levels=abc"],
+        ["instance['mlp_max_one_hot_levels']", "'abc' is not of type 'integer', 'null'"],
+    ),
 }
 
 
@@ -54,4 +62,13 @@ def test_unknown_nested_key_in_a_config_file_is_named(tmp_path):
 def test_nested_epochs_override_on_the_command_line(tmp_path):
     ws = Workspace(tmp_path / "wf")
     res = ws.snakemake("-n", "--cores", "1", "--config", "preset=smoke", "epochs={mlp: 8}")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+
+
+@pytest.mark.parametrize("value", ["null", "5"])
+def test_one_hot_cap_on_the_command_line_is_accepted(tmp_path, value):
+    """``mlp_max_one_hot_levels=null`` (no cap) arrives as the string 'null'; it must mean null."""
+    ws = Workspace(tmp_path / "wf")
+    res = ws.snakemake("-n", "--cores", "1", "--config", "preset=smoke",
+                       f"mlp_max_one_hot_levels={value}")
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
