@@ -110,6 +110,55 @@ def test_nn_jobs_claim_a_gpu_under_cuda(tmp_path):
         assert ("gpu=1" if nn else "gpu=0") in desc, desc
 
 
+@pytest.mark.parametrize(("cap", "flag"), [(None, "none"), (5, "5"), ("absent", "1000")])
+def test_mlp_one_hot_cap_reaches_mlp_jobs_only(tmp_path, cap, flag):
+    config = {} if cap == "absent" else {"mlp_max_one_hot_levels": cap}
+    res = snakemake(make_project(tmp_path, **config), "-n", "-p")
+    assert res.returncode == 0, res.stderr + res.stdout
+    cmds = [cmd for _, cmd in _jobs(res)]
+    assert len(cmds) == 8
+    for cmd in cmds:
+        if "--model mlp" in cmd:
+            assert f"--device cpu --mlp-max-one-hot-levels {flag} 2>" in cmd, cmd
+        else:
+            assert "--mlp-" not in cmd, cmd
+
+
+FAKE_TABBENCH = """#!/bin/sh
+# stands in for `tabbench train`: writes the two outputs named by --out
+while [ $# -gt 0 ]; do
+  if [ "$1" = --out ]; then out=$2; fi
+  shift
+done
+touch "$out" "${out%.parquet}.failures.json"
+"""
+
+
+def test_one_hot_cap_change_retrains_mlp_jobs_only(tmp_path, monkeypatch):
+    """The cap is a rerun trigger of the mlp jobs (it changes their records) and of nothing
+    else; a run (with a stand-in for `tabbench train`) records it in Snakemake's metadata."""
+    project = make_project(tmp_path / "p")
+    fake = tmp_path / "bin" / "tabbench"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_TABBENCH)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+
+    def planned(*config):
+        res = snakemake(project, "-n", "-p", *(["--config", *config] if config else []))
+        assert res.returncode == 0, res.stderr + res.stdout
+        return sorted(cmd.split(" --dataset")[0] for _, cmd in _jobs(res))
+
+    res = snakemake(project)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert planned() == planned("mlp_max_one_hot_levels=1000") == []
+    mlp_jobs = ["tabbench train --model mlp"] * 4
+    assert planned("mlp_max_one_hot_levels=5") == mlp_jobs
+    assert snakemake(project, "--config", "mlp_max_one_hot_levels=5").returncode == 0
+    assert planned("mlp_max_one_hot_levels=5") == []
+    assert planned() == mlp_jobs  # back to the default: retrain
+
+
 def _cli_has_train():
     res = subprocess.run([sys.executable, "-c", "from tabbench.cli import build_parser;"
                           "build_parser().parse_args(['train', '--help'])"],

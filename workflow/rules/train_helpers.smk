@@ -13,9 +13,9 @@ def train_epochs_arg(model):
 
 
 class NotARerunTrigger:
-    """Shell text that Snakemake's params rerun trigger ignores (it records only params of
-    builtin types): for options that do not change the records, e.g. how a GPU is claimed, so a
-    finished job must not retrain because gpu_claim_timeout changed."""
+    """Shell text that Snakemake's params rerun trigger ignores: it records only params of
+    builtin types, and how a GPU is claimed does not change the records, so a finished job must
+    not retrain because e.g. gpu_claim_timeout changed."""
 
     def __init__(self, text):
         self.text = text
@@ -38,14 +38,12 @@ def train_gpu_flags(wildcards):
 
 def train_mlp_flags(wildcards):
     """The MLP's one-hot cap (config mlp_max_one_hot_levels; null = no cap) for mlp jobs, empty
-    for the other models. At the default it is no rerun trigger, so results trained before the
-    key existed (with the same cap) are kept; any other value is a plain param, so changing the
-    cap retrains the mlp jobs, and only those."""
+    for the other models: a plain param, so changing the cap retrains the mlp jobs, and only
+    those."""
     if wildcards.model != "mlp":
-        return NotARerunTrigger("")
+        return ""
     cap = CFG.get("mlp_max_one_hot_levels", MLP_MAX_ONE_HOT_LEVELS)
-    flag = f" --mlp-max-one-hot-levels {'none' if cap is None else int(cap)}"
-    return NotARerunTrigger(flag) if cap == MLP_MAX_ONE_HOT_LEVELS else flag
+    return f" --mlp-max-one-hot-levels {'none' if cap is None else int(cap)}"
 
 
 def train_gpus(wildcards):
