@@ -163,8 +163,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=1, help="interleaved repeats; median shown")
     ap.add_argument("--xgb-rounds", type=int, default=1000)
     ap.add_argument("--mlp-epochs", type=int, default=256)
-    ap.add_argument("--xgb-config-id", type=int, default=None,
-                    help="use random config N of the search space instead of the mid-range one")
+    ap.add_argument("--xgb-config-id", type=int, nargs="+", default=None, metavar="N",
+                    help="random config(s) N of the search space instead of the mid-range one "
+                         "(several: one measurement each, then min/median/max of the ratios)")
     ap.add_argument("--only", choices=["xgboost", "mlp"], default=None)
     ap.add_argument("--profile", action="store_true", help="cProfile the metric calls")
     args = ap.parse_args(argv)
@@ -173,17 +174,20 @@ def main(argv=None) -> int:
     n = (len(data.y_train), len(data.y_val), len(data.y_test))
     print(f"dataset {args.dataset}: train/val/test {n}, {data.n_classes} classes, "
           f"{data.X_train.shape[1]} features, threads {args.threads}, repeats {args.repeats}")
-    xgb_cfg = (XGB_HPO_LIKE if args.xgb_config_id is None else
-               sample_config("xgboost", args.xgb_config_id, seed=0, dataset=args.dataset,
-                             split=0))
+    xgb_cfgs = ({"xgboost": XGB_HPO_LIKE} if args.xgb_config_id is None else
+                {f"xgboost config {i}": sample_config("xgboost", i, seed=0, dataset=args.dataset,
+                                                      split=0) for i in args.xgb_config_id})
     cases = {
-        "xgboost": (XGBoostTrainer, xgb_cfg, args.xgb_rounds, xgb_plain, 1.25),
+        **{name: (XGBoostTrainer, cfg, args.xgb_rounds, xgb_plain, 1.25)
+           for name, cfg in xgb_cfgs.items()},
         "mlp": (MLPTrainer, dict(get_space("mlp").DEFAULT_CONFIG), args.mlp_epochs, mlp_plain,
                 1.15),
     }
     if args.only:
-        cases = {args.only: cases[args.only]}
-    for model, (cls, params, n_ep, plain_fn, target) in cases.items():
+        cases = {k: v for k, v in cases.items() if k.startswith(args.only)}
+    ratios: dict[str, list[float]] = {}
+    for name, (cls, params, n_ep, plain_fn, target) in cases.items():
+        model = name.split()[0]
         ctx = TrainContext(seed=0, n_epochs=n_ep, threads=args.threads)
         prof = cProfile.Profile() if args.profile else None
         # warm-up (library initialisation, first-call costs) outside the measurements
@@ -196,13 +200,14 @@ def main(argv=None) -> int:
             total, m, last = recorded(cls(), model, params, data, ctx, prof)
             full.append(total)
             metric.append(m)
-        print(f"\n{model}: {n_ep} epochs, params {params}")
+        print(f"\n{name}: {n_ep} epochs, params {params}")
         print(f"  {'':26s} {'wall s':>9s} {'cpu s':>9s}")
         rows = {"no recording": plain, "full recording": full, "  of which metrics": metric}
         med = {k: [statistics.median(x[i] for x in v) for i in (0, 1)] for k, v in rows.items()}
         for k, (w, c) in med.items():
             print(f"  {k:26s} {w:9.2f} {c:9.2f}")
         ratio = [f / p for f, p in zip(med["full recording"], med["no recording"], strict=True)]
+        ratios.setdefault(model, []).append(ratio[1])
         print(f"  {'ratio full / no recording':26s} {ratio[0]:9.3f} {ratio[1]:9.3f}   "
               f"target <= {target:.2f}: wall {'OK' if ratio[0] <= target else 'ABOVE'}, "
               f"cpu {'OK' if ratio[1] <= target else 'ABOVE'}")
@@ -215,6 +220,10 @@ def main(argv=None) -> int:
             print(f"    {k:42s} {1e3 * v:8.2f} ms/epoch")
         if prof is not None:
             _print_profile(prof, n_ep * args.repeats)
+    for model, r in ratios.items():
+        if len(r) > 1:
+            print(f"\n{model}: cpu ratio over {len(r)} configs: min {min(r):.3f}, median "
+                  f"{statistics.median(r):.3f}, max {max(r):.3f}")
     return 0
 
 
