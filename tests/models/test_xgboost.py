@@ -104,3 +104,18 @@ def test_fast_margin_predictor_equals_booster_predict(split_data):
     np.testing.assert_array_equal(out, fast.booster.predict(d, output_margin=True))
     with pytest.raises(ValueError, match="buffer"):
         pred.predict_into(np.empty(3, dtype=np.float32))
+
+
+def test_eval_matrix_predicts_exactly_like_the_frame(split_data):
+    """The dense float32 val+test matrix (categorical codes, NaN = missing) is read by XGBoost
+    exactly like the pandas frame it replaces: identical margins, bit for bit."""
+    from tabbench.models.xgboost import _eval_dmatrix
+
+    trainer = XGBoostTrainer()
+    list(trainer.train(PARAMS, split_data, TrainContext(seed=1, n_epochs=30)))
+    X = split_data.X_test.copy()
+    X.loc[X.index[:5], "a"] = np.nan  # missing numericals too
+    from_frame = trainer.booster.predict(xgb.DMatrix(X, enable_categorical=True),
+                                         output_margin=True)
+    from_matrix = trainer.booster.predict(_eval_dmatrix(X, threads=1), output_margin=True)
+    np.testing.assert_array_equal(from_matrix, from_frame)

@@ -11,7 +11,9 @@ costs one tree each, O(rounds) in total instead of O(rounds²) for re-predicting
 (measured: ~0.1 ms per round at round 10 and at round 1000 on 3K rows, vs 26 ms for a fresh
 prediction of 1000 trees), and the margins are exactly ``predict(iteration_range=(0, i))``
 (tested). Val and test share one DMatrix (rows stacked), since a predict call's fixed cost is
-about that of 3K rows; it lives for the whole run so its cache entry does. Binary margins ``m``
+about that of 3K rows; it lives for the whole run so its cache entry does. It is built from a
+dense float32 array of the frame's values (:func:`_eval_dmatrix`), which XGBoost predicts
+faster than the pandas frame when there are categoricals. Binary margins ``m``
 become logits ``[0, m]`` (K = 2), written straight into a fresh pair of (val, test) chunk
 buffers (no per-chunk stacking or copying: ~4% of a round at 250-round chunks).
 
@@ -142,8 +144,8 @@ class XGBoostTrainer:
         _check_categories(data)
         n_val = len(data.y_val)
         dtrain = _dmatrix(data.X_train, data.y_train, ctx.threads)
-        deval = _dmatrix(pd.concat([data.X_val, data.X_test], ignore_index=True),
-                         np.concatenate([data.y_val, data.y_test]), ctx.threads)
+        deval = _eval_dmatrix(pd.concat([data.X_val, data.X_test], ignore_index=True),
+                              ctx.threads)
         bst = xgb.Booster(bparams, [dtrain])
         self.booster = bst
         predictor = MarginPredictor(bst, deval, self.fast_predict)
@@ -197,3 +199,28 @@ def _check_categories(data: SplitData) -> None:
 
 def _dmatrix(X: pd.DataFrame, y: np.ndarray, threads: int) -> xgb.DMatrix:
     return xgb.DMatrix(X, label=y, enable_categorical=True, nthread=int(threads))
+
+
+def _eval_dmatrix(X: pd.DataFrame, threads: int) -> xgb.DMatrix:
+    """The val+test DMatrix, predicted after every round: the same values XGBoost reads from the
+    pandas frame (float32 numericals, categorical codes, NaN = missing) given as one dense
+    float32 array with the frame's feature names and types.
+
+    Why not the frame itself: with categoricals, a DMatrix built from pandas predicts ~25%
+    slower per row than this one (adult, 8 categoricals: 0.87 vs 0.64 ms per round for 17.6K
+    rows, identical margins); that is a quarter of an HPO-like round's training time.
+    """
+    types, columns = [], []
+    for name in X.columns:
+        col = X[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            codes = col.cat.codes.to_numpy().astype(np.float32)
+            codes[codes < 0] = np.nan  # pandas' code −1 = missing
+            columns.append(codes)
+            types.append("c")
+        else:
+            columns.append(col.to_numpy(dtype=np.float32))
+            types.append("q")
+    values = np.stack(columns, axis=1) if columns else np.empty((len(X), 0), np.float32)
+    return xgb.DMatrix(values, feature_names=[str(c) for c in X.columns], feature_types=types,
+                       enable_categorical=True, nthread=int(threads))
