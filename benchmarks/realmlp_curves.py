@@ -46,7 +46,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from realmlp_parity import load_dataset, logloss_from_logits, make_split  # noqa: E402
+from realmlp_parity import (  # noqa: E402
+    load_dataset,
+    logloss_from_logits,
+    make_split,
+    reference_classifier,
+)
 
 from tabbench.io import write_json_atomic  # noqa: E402
 from tabbench.models.base import SplitData, TrainContext  # noqa: E402
@@ -97,18 +102,7 @@ def curve_reference(
     data: SplitData, seed: int, epochs: int, threads: int, ls_eps: float = 0.0
 ) -> tuple[np.ndarray, int]:
     """Val logloss after each epoch of pytabkit's RealMLP-TD, and the best epoch it reports."""
-    from pytabkit import RealMLP_TD_Classifier
-
-    clf = RealMLP_TD_Classifier(
-        use_ls=ls_eps > 0,
-        ls_eps=ls_eps,
-        val_metric_name="cross_entropy",
-        n_epochs=epochs,
-        random_state=seed,
-        device="cpu",
-        n_threads=threads,
-        verbosity=0,
-    )
+    clf = reference_classifier(seed, epochs, threads, ls_eps)
     with recording_reference_val_logits() as records:
         clf.fit(data.X_train, data.y_train, X_val=data.X_val, y_val=data.y_val)
     if len(records) != epochs:

@@ -127,12 +127,15 @@ def run_ours(data: SplitData, seed: int, epochs: int, threads: int) -> Result:
     return Result(float(test[best]), best + 1, wall, cpu, fit_s)
 
 
-def run_reference(data: SplitData, seed: int, epochs: int, threads: int) -> Result:
+def reference_classifier(seed: int, epochs: int, threads: int, ls_eps: float = 0.0):
+    """pytabkit's RealMLP-TD as we compare against it: validation by cross-entropy, label
+    smoothing off unless ``ls_eps`` > 0 (pytabkit's TD default is 0.1; DESIGN.md §5 turns it off),
+    on the CPU."""
     from pytabkit import RealMLP_TD_Classifier
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    clf = RealMLP_TD_Classifier(
-        use_ls=False,
+    return RealMLP_TD_Classifier(
+        use_ls=ls_eps > 0,
+        ls_eps=ls_eps,
         val_metric_name="cross_entropy",
         n_epochs=epochs,
         random_state=seed,
@@ -140,6 +143,11 @@ def run_reference(data: SplitData, seed: int, epochs: int, threads: int) -> Resu
         n_threads=threads,
         verbosity=0,
     )
+
+
+def run_reference(data: SplitData, seed: int, epochs: int, threads: int) -> Result:
+    t0, c0 = time.perf_counter(), time.process_time()
+    clf = reference_classifier(seed, epochs, threads)
     clf.fit(data.X_train, data.y_train, X_val=data.X_val, y_val=data.y_val)
     proba = clf.predict_proba(data.X_test)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
