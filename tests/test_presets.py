@@ -109,3 +109,39 @@ def test_top_level_cli_null_becomes_none() -> None:
         jsonschema.validate(cfg, _schema())
     kept = coerce_cli_strings({**_config(), "talent_dir": "nullable/dir", "preset": "demo"})
     assert kept["talent_dir"] == "nullable/dir" and kept["preset"] == "demo"
+
+
+def test_bundled_preset_is_the_paper_protocol_on_the_shipped_data() -> None:
+    from tabbench.presets import PAPER_EPOCHS
+
+    resolved = resolve_config({**_config(), "preset": "bundled"})
+    paper = resolve_config(_config())
+    assert resolved["suite"] == "demo" and resolved["sources"] == ["bundled"]
+    for key in ("n_splits", "n_configs", "max_rows", "figures_large_rows", "models"):
+        assert resolved[key] == paper[key], key
+    assert resolved["epochs"] == PAPER_EPOCHS
+    jsonschema.validate(resolved, _schema())
+
+
+def test_n_configs_per_model_fills_left_out_models_from_the_preset() -> None:
+    from tabbench.presets import n_configs_for
+
+    cfg = {**_config(), "preset": "bundled", "n_configs": {"xgboost": 10, "mlp": 0}}
+    jsonschema.validate(cfg, _schema())
+    resolved = resolve_config(cfg)
+    assert n_configs_for(resolved, "xgboost") == 10
+    assert n_configs_for(resolved, "mlp") == 0
+    assert n_configs_for(resolved, "realmlp") == 30  # left out: the preset's
+    flat = resolve_config({**_config(), "preset": "demo", "n_configs": 5})
+    assert all(n_configs_for(flat, m) == 5 for m in ("xgboost", "mlp", "realmlp"))
+
+
+def test_n_configs_mapping_from_the_command_line_is_coerced() -> None:
+    from tabbench.presets import coerce_cli_strings
+
+    cfg = coerce_cli_strings({**_config(), "n_configs": {"xgboost": "30", "mlp": "0"}})
+    assert cfg["n_configs"] == {"xgboost": 30, "mlp": 0}
+    jsonschema.validate(cfg, _schema())
+    for bad in ({"mlp": -1}, {"mlp": "ten"}, {}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(coerce_cli_strings({**_config(), "n_configs": bad}), _schema())

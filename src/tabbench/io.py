@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +38,24 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
-def write_parquet_atomic(df: pd.DataFrame, target: str | os.PathLike[str]) -> None:
-    """Write ``df`` to parquet atomically (index dropped)."""
+def write_parquet_atomic(
+    df: pd.DataFrame,
+    target: str | os.PathLike[str],
+    metadata: Mapping[str, str] | None = None,
+) -> None:
+    """Write ``df`` to parquet atomically (index dropped), with optional key-value ``metadata``
+    added to the file's schema (e.g. a runs file's provenance)."""
     with atomic_path(target) as tmp:
-        df.to_parquet(tmp, index=False)
+        if not metadata:
+            df.to_parquet(tmp, index=False)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        merged = dict(table.schema.metadata or {})
+        merged.update({k.encode(): v.encode() for k, v in metadata.items()})
+        pq.write_table(table.replace_schema_metadata(merged), tmp)
 
 
 def write_json_atomic(obj: Any, target: str | os.PathLike[str]) -> None:

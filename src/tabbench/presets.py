@@ -8,6 +8,8 @@ Nothing scale-related is hard-coded anywhere else.
   paper epochs).
 - ``demo``: the bundled datasets (read from ``data/demo`` only, so it never waits on OpenML and
   is the same data on every machine), scaled to finish in about 15 minutes on 2 cores.
+- ``bundled``: the paper's protocol (5 splits, default + 30 configs, paper epochs, 100K row cap,
+  "large" = 10K rows) on the bundled datasets at full size; for a GPU box or a cluster.
 - ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs — seconds; for tests.
 """
 
@@ -41,6 +43,18 @@ PRESETS: dict[str, dict[str, Any]] = {
         "figures_large_rows": 3_000,
         "epochs": {"xgboost_default": 100, "xgboost_tuned": 200, "mlp": 24, "realmlp": 24},
     },
+    "bundled": {
+        # the paper's protocol on the data we ship: every bundled dataset at full size (the
+        # paper's 100K cap), paper splits, configs and epochs; docs/reproduction.md
+        "suite": "demo",
+        "sources": ["bundled"],
+        "models": ["xgboost", "mlp", "realmlp"],
+        "n_splits": 5,
+        "n_configs": 30,
+        "max_rows": 100_000,
+        "figures_large_rows": 10_000,
+        "epochs": dict(PAPER_EPOCHS),
+    },
     "smoke": {
         "suite": ["segment", "kc1"],
         "sources": ["bundled"],
@@ -66,6 +80,10 @@ PRESET_KEYS = (
 )
 
 
+#: keys whose value may be a mapping with integer values (``epochs`` always is one;
+#: ``n_configs`` is an int for every model or a mapping model -> int)
+PER_MODEL_KEYS = ("epochs", "n_configs")
+
 #: YAML's null spellings (and Python's, as Snakemake renders None) in a ``--config`` value
 _NULL_SPELLINGS = frozenset({"null", "Null", "NULL", "~", "None"})
 
@@ -85,18 +103,19 @@ def coerce_cli_strings(config: Mapping[str, Any]) -> dict[str, Any]:
         key: None if isinstance(value, str) and value.strip() in _NULL_SPELLINGS else value
         for key, value in config.items()
     }
-    epochs = out.get("epochs")
-    if isinstance(epochs, Mapping):
-        fixed = {}
-        for key, value in epochs.items():
-            if isinstance(value, str):
-                text = value.strip()
-                if text.lstrip("+-").isdigit():
-                    value = int(text)
-                elif text.lower() in {"null", "none", "~", ""}:
-                    value = None
-            fixed[key] = value
-        out["epochs"] = fixed
+    for name in PER_MODEL_KEYS:
+        mapping = out.get(name)
+        if isinstance(mapping, Mapping):
+            fixed = {}
+            for key, value in mapping.items():
+                if isinstance(value, str):
+                    text = value.strip()
+                    if text.lstrip("+-").isdigit():
+                        value = int(text)
+                    elif text.lower() in {"null", "none", "~", ""}:
+                        value = None
+                fixed[key] = value
+            out[name] = fixed
     return out
 
 
@@ -104,6 +123,8 @@ def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """Return a copy of ``config`` with every ``null`` preset key filled from the preset.
 
     ``epochs`` is merged key by key, so ``--config epochs='{mlp: 8}'`` changes only the MLP.
+    ``n_configs`` may be one int for every model or a mapping model -> int; models the mapping
+    leaves out take the preset's number (:func:`n_configs_for` reads it).
     """
     name = config.get("preset") or "paper"
     if name not in PRESETS:
@@ -116,6 +137,22 @@ def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
             merged = dict(preset["epochs"])
             merged.update({k: v for k, v in (out.get("epochs") or {}).items() if v is not None})
             out["epochs"] = merged
+        elif key == "n_configs" and isinstance(out.get(key), Mapping):
+            # ("models" is resolved before this key, see PRESET_KEYS)
+            given = {m: v for m, v in out[key].items() if v is not None}
+            out[key] = {m: int(given.get(m, preset[key])) for m in sorted({*given, *out["models"]})}
         elif out.get(key) is None:
             out[key] = copy.deepcopy(preset[key])
     return out
+
+
+def n_configs_for(config: Mapping[str, Any], model: str) -> int:
+    """Random configs (besides the default config 0) that ``model`` trains under the resolved
+    ``config``: ``n_configs`` itself, or its entry for ``model`` when it is a mapping (e.g.
+    ``{xgboost: 30, mlp: 0, realmlp: 0}``: tune XGBoost, networks at their default only)."""
+    value = config["n_configs"]
+    if isinstance(value, Mapping):
+        if model not in value:
+            raise ValueError(f"n_configs has no entry for model {model!r}: {dict(value)}")
+        value = value[model]
+    return int(value)

@@ -37,6 +37,12 @@ from tabbench.models.base import TrainContext
 from tabbench.models.options import non_default_options, resolve_trainer_options
 from tabbench.models.recorder import EpochRecorder, check_records, empty_records, params_json
 from tabbench.models.registry import NN_MODELS, get_trainer, n_epochs_for
+from tabbench.provenance import (
+    environment,
+    gather,
+    read_runs_provenance,
+    to_parquet_metadata,
+)
 from tabbench.search import sample_config, stable_seed
 
 
@@ -153,6 +159,7 @@ def run_train_job(
             identity["trainer_options"] = changed
         _prepare_parts(parts, identity)
         data = load_split_data(processed_path, splits_path, split)
+        prov = to_parquet_metadata(environment(device=dev, threads=int(threads)))
         prog = _Progress(stream, f"{model}/{dataset}/split{split}",
                          sum(n for _, n in plan.values()))
         prog.line(f"{len(ids)} configs, n_train={len(data.y_train)} n_val={len(data.y_val)} "
@@ -193,8 +200,8 @@ def run_train_job(
                 write_json_atomic(failure, parts / f"config{c}.failure.json")
                 _free_gpu(dev)
                 continue
-            write_parquet_atomic(recorder.frame(), parts / f"config{c}.parquet")
-    return _finish(out_path, parts, plan, prog)
+            write_parquet_atomic(recorder.frame(), parts / f"config{c}.parquet", prov)
+    return _finish(out_path, parts, plan, prog, prov)
 
 
 def _prepare_parts(parts: Path, identity: dict[str, Any]) -> None:
@@ -257,7 +264,23 @@ def _free_gpu(device: str) -> None:
         torch.cuda.empty_cache()
 
 
-def _finish(out_path: Path, parts: Path, plan: Mapping[int, Any], prog: _Progress):
+def _job_provenance(parts: Path, plan: Mapping[int, Any], current: dict[str, str]):
+    """The runs file's provenance: the one all part files share, or, for a job resumed under
+    another environment, every key's values (lists where they differ, named in ``mixed``)."""
+    provs = []
+    for c in plan:
+        part = parts / f"config{c}.parquet"
+        if part.exists():
+            provs.append(read_runs_provenance(part))
+    known = [p for p in provs if p is not None]
+    if not known or all(p == known[0] for p in provs):
+        return current if not known else to_parquet_metadata(known[0])
+    summary = gather(provs)
+    return to_parquet_metadata({**summary["versions"], "mixed": summary["mixed"]})
+
+
+def _finish(out_path: Path, parts: Path, plan: Mapping[int, Any], prog: _Progress,
+            prov: dict[str, str]):
     frames, failures = [], []
     for c, (params, n_ep) in plan.items():
         done = _load_done(parts, c, params, n_ep)
@@ -266,8 +289,9 @@ def _finish(out_path: Path, parts: Path, plan: Mapping[int, Any], prog: _Progres
         (frames if isinstance(done, pd.DataFrame) else failures).append(done)
     records = pd.concat(frames, ignore_index=True) if frames else empty_records()
     check_records(records, {int(f["config"].iloc[0]): len(f) for f in frames})
+    job_prov = _job_provenance(parts, plan, prov)
     write_json_atomic(failures, failures_path(out_path))
-    write_parquet_atomic(records, out_path)
+    write_parquet_atomic(records, out_path, job_prov)
     shutil.rmtree(parts)
     prog.line(f"done: {len(frames)} configs recorded, {len(failures)} failed -> {out_path}")
     return records

@@ -125,7 +125,8 @@ def test_broken_datasets_through_training(tmp_path):
                 assert sorted(records["config"].unique()) == [0, 1]
                 assert np.isfinite(records["val_logloss"]).all(), (model, name)
                 assert not selected.empty
-    log = (ws.root / "logs" / "train" / "mlp" / "high_cardinality" / "split0.log").read_text()
+    logs = ws.root / "results" / "logs" / "train"
+    log = (logs / "mlp" / "high_cardinality" / "split0.log").read_text()
     assert f"one-hot encoding only the {MAX_ONE_HOT_LEVELS} most frequent" in log, log
 
 

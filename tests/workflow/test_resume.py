@@ -160,7 +160,8 @@ def _check_resume(
         out = Path(str(part).removesuffix(".part"))
         assert out.is_file() and not part.exists()
         model, dataset, split = out.parent.parent.name, out.parent.name, out.stem
-        log = (ws.root / "logs" / "train" / model / dataset / f"{split}.log").read_text()
+        logs = ws.root / "results" / "logs" / "train"
+        log = (logs / model / dataset / f"{split}.log").read_text()
         for c in range(4):
             skipped = f"config {c} ({c + 1}/4) already done (part file), not retrained" in log
             trained = f"config {c} ({c + 1}/4) training" in log

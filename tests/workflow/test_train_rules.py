@@ -91,7 +91,7 @@ def test_dry_run_plans_one_job_per_model_dataset_split(tmp_path):
             "--out results/runs/xgboost/toy2/split1.parquet --n-configs 1 "
             "--epochs xgboost_default=4 xgboost_tuned=6 --seed 0 --threads 1 --device cpu"
             in xgb[0])
-    assert "2> logs/train/xgboost/toy2/split1.log" in xgb[0]
+    assert "> results/logs/train/xgboost/toy2/split1.log 2>&1" in xgb[0]
     mlp = [c for c in cmds if "--model mlp --dataset toy --split 0" in c]
     assert "--epochs mlp=2 " in mlp[0]
 
@@ -119,7 +119,7 @@ def test_mlp_one_hot_cap_reaches_mlp_jobs_only(tmp_path, cap, flag):
     assert len(cmds) == 8
     for cmd in cmds:
         if "--model mlp" in cmd:
-            assert f"--device cpu --mlp-max-one-hot-levels {flag} 2>" in cmd, cmd
+            assert f"--device cpu --mlp-max-one-hot-levels {flag} > " in cmd, cmd
         else:
             assert "--mlp-" not in cmd, cmd
 
@@ -179,5 +179,5 @@ def test_end_to_end_records(tmp_path):
             out = project / "results" / "runs" / model / ds / "split0.parquet"
             check_records(pd.read_parquet(out), epochs)
             assert (out.parent / "split0.failures.json").read_text().strip() == "[]"
-            log = (project / "logs" / "train" / model / ds / "split0.log").read_text()
+            log = (project / "results" / "logs" / "train" / model / ds / "split0.log").read_text()
             assert "done: 2 configs recorded" in log

@@ -15,7 +15,7 @@ rule train:
         runs=f"{RESULTS}/runs/{{model}}/{{dataset}}/split{{split}}.parquet",
         failures=f"{RESULTS}/runs/{{model}}/{{dataset}}/split{{split}}.failures.json",
     log:
-        "logs/train/{model}/{dataset}/split{split}.log",
+        f"{RESULTS}/logs/train/{{model}}/{{dataset}}/split{{split}}.log",
     wildcard_constraints:
         model="|".join(sorted(TRAINERS)),
         split=r"\d+",
@@ -26,7 +26,7 @@ rule train:
         gpu=train_gpus,
     params:
         epochs=lambda w: train_epochs_arg(w.model),
-        n_configs=CFG["n_configs"],
+        n_configs=lambda w: n_configs_for(CFG, w.model),
         seed=CFG["seed"],
         device=lambda w: CFG["device"] if w.model in NN_MODELS else "cpu",
         gpu_flags=train_gpu_flags,
@@ -36,4 +36,4 @@ rule train:
         " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"
         " --out {output.runs:q} --n-configs {params.n_configs} --epochs {params.epochs}"
         " --seed {params.seed} --threads {threads} --device {params.device}{params.gpu_flags}"
-        "{params.mlp_flags} 2> {log:q}"
+        "{params.mlp_flags} > {log:q} 2>&1"

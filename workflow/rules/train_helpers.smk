@@ -3,6 +3,7 @@ import shlex
 
 from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS
 from tabbench.models.registry import NN_MODELS, TRAINERS, epochs_key
+from tabbench.presets import n_configs_for
 
 
 def train_epochs_arg(model):

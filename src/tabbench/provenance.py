@@ -1,0 +1,127 @@
+"""Where a number came from: code and package versions, device and threads of a training job.
+
+Every runs file carries this mapping in its parquet key-value metadata (key
+:data:`PARQUET_KEY`), written by the training job that produced it, so a published number can be
+traced to the code (tabbench version and, in a git checkout, the commit) and the libraries that
+computed it. :func:`gather` collects the mappings of many runs files for ``meta.json`` and names
+every key whose value differs between files (a results folder filled by two environments).
+
+Package versions come from the installed distributions' metadata (``importlib.metadata``), so
+asking for torch's version never imports torch (an XGBoost job would pay ~1 s for it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import tabbench
+
+#: parquet key-value metadata key of a runs file's provenance (JSON)
+PARQUET_KEY = "tabbench.provenance"
+
+#: distributions whose versions are recorded (name as pip knows it -> key in the mapping)
+PACKAGES: dict[str, str] = {
+    "numpy": "numpy",
+    "scipy": "scipy",
+    "pandas": "pandas",
+    "scikit-learn": "scikit-learn",
+    "torch": "torch",
+    "xgboost": "xgboost",
+    "lightgbm": "lightgbm",
+    "optuna": "optuna",
+}
+
+
+def _package_version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def code_commit() -> str | None:
+    """The git commit of the tabbench source in use (``<sha>`` or ``<sha>-dirty``), or None
+    when tabbench is not imported from a git checkout (a wheel install) or git is absent."""
+    src = Path(tabbench.__file__).resolve().parent
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(src), "rev-parse", "HEAD"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no", "--", "."],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{sha}-dirty" if dirty else sha or None
+
+
+def environment(device: str | None = None, threads: int | None = None) -> dict[str, Any]:
+    """The provenance of a job run in this process: tabbench version and commit, Python,
+    platform, the versions of :data:`PACKAGES` (None = not installed), device and threads."""
+    out: dict[str, Any] = {
+        "tabbench": tabbench.__version__,
+        "commit": code_commit(),
+        "python": platform.python_version(),
+        "platform": f"{platform.system()}-{platform.machine()}",
+    }
+    out.update({key: _package_version(dist) for dist, key in PACKAGES.items()})
+    if device is not None:
+        out["device"] = str(device)
+    if threads is not None:
+        out["threads"] = int(threads)
+    return out
+
+
+def to_parquet_metadata(prov: Mapping[str, Any]) -> dict[str, str]:
+    return {PARQUET_KEY: json.dumps(dict(prov), sort_keys=True)}
+
+
+def read_runs_provenance(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The provenance stored in a runs file's metadata; None for a file written without one
+    (before provenance was recorded)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(PARQUET_KEY.encode())
+    return None if raw is None else json.loads(raw)
+
+
+def gather(provenances: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
+    """Summarise many files' provenance for ``meta.json``.
+
+    Returns ``{"versions": {key: value or [values...]}, "mixed": [keys with several values],
+    "n_files": n, "n_without_provenance": m}``. A key with one value across all files maps to
+    that value; a key with several maps to their sorted list and is listed in ``mixed``, so a
+    results folder produced by two environments says so.
+    """
+    values: dict[str, set[str]] = {}
+    n_files = n_missing = 0
+    for prov in provenances:
+        n_files += 1
+        if prov is None:
+            n_missing += 1
+            continue
+        for key, value in prov.items():
+            values.setdefault(key, set()).add(json.dumps(value))
+    versions: dict[str, Any] = {}
+    mixed = []
+    for key in sorted(values):
+        decoded = sorted((json.loads(v) for v in values[key]), key=json.dumps)
+        if len(decoded) == 1:
+            versions[key] = decoded[0]
+        else:
+            versions[key] = decoded
+            mixed.append(key)
+    return {"versions": versions, "mixed": mixed, "n_files": n_files,
+            "n_without_provenance": n_missing}

@@ -1,0 +1,75 @@
+"""Provenance: what a runs file records of the code and environment that produced it, and how a
+results folder's files are summarised (mixed environments are named)."""
+
+import io
+import json
+from importlib import metadata
+
+import pandas as pd
+import pyarrow.parquet as pq
+from test_train_job import write_dataset
+
+import tabbench
+from tabbench.provenance import PARQUET_KEY, environment, gather, read_runs_provenance
+from tabbench.train_job import part_dir, run_train_job
+
+
+def test_environment_names_the_code_and_the_libraries():
+    env = environment(device="cpu", threads=3)
+    assert env["tabbench"] == tabbench.__version__
+    assert env["numpy"] == metadata.version("numpy")
+    assert env["xgboost"] == metadata.version("xgboost")
+    assert env["torch"] == metadata.version("torch")
+    assert env["device"] == "cpu" and env["threads"] == 3
+    assert env["python"].count(".") == 2
+    # a git checkout gives the commit (this test runs from one in CI and here)
+    assert env["commit"] is None or len(env["commit"].split("-")[0]) == 40
+
+
+def test_gather_names_mixed_keys():
+    a = {"numpy": "2.0", "torch": "2.3", "threads": 1}
+    b = {"numpy": "2.0", "torch": "2.4", "threads": 1}
+    out = gather([a, b, None, a])
+    assert out["versions"]["numpy"] == "2.0"
+    assert out["versions"]["torch"] == ["2.3", "2.4"]
+    assert out["mixed"] == ["torch"]
+    assert out["n_files"] == 4 and out["n_without_provenance"] == 1
+
+
+def test_train_job_writes_provenance_into_the_runs_file(tmp_path):
+    processed, splits = write_dataset(tmp_path / "data")
+    out = tmp_path / "runs.parquet"
+    run_train_job("xgboost", "toy", 0, processed, splits, out, n_configs=1,
+                  epochs={"xgboost_default": 3, "xgboost_tuned": 3}, seed=0, threads=2,
+                  progress=io.StringIO())
+    prov = read_runs_provenance(out)
+    assert prov == {**environment(device="cpu", threads=2)}
+    # plain readers are unaffected
+    assert len(pd.read_parquet(out)) == 6
+    assert PARQUET_KEY.encode() in pq.read_schema(out).metadata
+
+
+def test_resumed_job_under_another_environment_says_mixed(tmp_path, monkeypatch):
+    """A part file written by another environment (here: another xgboost version) is reused,
+    and the runs file then lists both versions and names the key in ``mixed``."""
+    processed, splits = write_dataset(tmp_path / "data")
+    out = tmp_path / "runs.parquet"
+    kw = dict(n_configs=1, epochs={"xgboost_default": 3, "xgboost_tuned": 3}, seed=0,
+              progress=io.StringIO())
+    run_train_job("xgboost", "toy", 0, processed, splits, out, **kw)
+    # rebuild the part folder as a killed job would have left it, with config 0 from "elsewhere"
+    parts = part_dir(out)
+    parts.mkdir()
+    (parts / "job.json").write_text(json.dumps(
+        {"model": "xgboost", "dataset": "toy", "split": 0, "seed": 0}))
+    df = pd.read_parquet(out)
+    old = {**environment(device="cpu", threads=1), "xgboost": "0.0.1"}
+    from tabbench.io import write_parquet_atomic
+    from tabbench.provenance import to_parquet_metadata
+
+    write_parquet_atomic(df[df["config"] == 0], parts / "config0.parquet",
+                         to_parquet_metadata(old))
+    run_train_job("xgboost", "toy", 0, processed, splits, out, **kw)
+    prov = read_runs_provenance(out)
+    assert prov["mixed"] == ["xgboost"]
+    assert sorted(prov["xgboost"]) == sorted(["0.0.1", metadata.version("xgboost")])
