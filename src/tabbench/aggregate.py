@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.io import write_json_atomic, write_parquet_atomic, write_text_atomic
+from tabbench.provenance import gather, read_runs_provenance
 from tabbench.records import TEST_METRIC_IDS, test_column, val_column
 from tabbench.select import TEST_COLUMNS
 
@@ -66,6 +67,8 @@ SUMMARY_FILES: dict[str, str] = {
     "best_epochs_summary": "best_epochs_summary.parquet",
     "curve": "curve.parquet",
     "markdown": "summary.md",
+    "claims": "claims.parquet",
+    "claims_markdown": "claims.md",
     "meta": "meta.json",
 }
 
@@ -285,14 +288,36 @@ def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS) -> str
     return "\n".join(lines)
 
 
+def runs_provenance(selected: pd.DataFrame, runs_dir: str | Path | None) -> dict[str, object]:
+    """``versions`` (code and package versions, device, threads; a list where they differ),
+    ``mixed_versions`` (the keys that differ) and counts, gathered from the provenance of every
+    runs file behind ``selected`` (:mod:`tabbench.provenance`). Empty without ``runs_dir``
+    (a folder of selected files only)."""
+    if runs_dir is None or selected.empty:
+        return {"versions": {}, "mixed_versions": [], "n_runs_files": 0,
+                "n_runs_files_without_provenance": 0}
+    pairs = selected[["model", "dataset", "split"]].drop_duplicates()
+    provs = []
+    for model, dataset, split in pairs.itertuples(index=False):
+        path = Path(runs_dir) / str(model) / str(dataset) / f"split{int(split)}.parquet"
+        provs.append(read_runs_provenance(path) if path.exists() else None)
+    g = gather(provs)
+    return {"versions": g["versions"], "mixed_versions": g["mixed"],
+            "n_runs_files": g["n_files"], "n_runs_files_without_provenance":
+            g["n_without_provenance"]}
+
+
 def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
                      large_rows: int = LARGE_ROWS) -> dict[str, object]:
     """All summary tables (in memory) from the concatenated selected rows."""
+    from tabbench.claims import check_claims, claims_markdown  # claims builds on this module
+
     means = dataset_means(selected)
     rel = relative_differences(means, large_rows=large_rows)
     summary = summarise(rel)
     epochs = best_epochs(selected)
     curve_run = choose_curve_run(selected, runs_dir)
+    claims = check_claims(means, large_rows)
     meta = {
         "large_rows": int(large_rows),
         "models": sorted(selected["model"].unique().tolist()),
@@ -301,6 +326,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
                                              "dataset"].nunique()),
         "curve_run": None if curve_run is None else str(curve_run),
         "baseline": BASELINE,
+        **runs_provenance(selected, runs_dir),
     }
     return {
         "dataset_means": means,
@@ -310,6 +336,8 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "best_epochs_summary": summarise_best_epochs(epochs),
         "curve": extract_curve(curve_run),
         "markdown": markdown_summary(summary, large_rows),
+        "claims": claims,
+        "claims_markdown": claims_markdown(claims, large_rows),
         "meta": meta,
     }
 
@@ -322,7 +350,7 @@ def write_summary(frames: dict[str, object], out_dir: str | Path) -> dict[str, P
     for key, name in SUMMARY_FILES.items():
         path = out_dir / name
         obj = frames[key]
-        if key == "markdown":
+        if key in ("markdown", "claims_markdown"):
             write_text_atomic(str(obj), path)
         elif key == "meta":
             write_json_atomic(obj, path)
@@ -338,7 +366,7 @@ def read_summary(summary_dir: str | Path) -> dict[str, object]:
     out: dict[str, object] = {}
     for key, name in SUMMARY_FILES.items():
         path = d / name
-        if key == "markdown":
+        if key in ("markdown", "claims_markdown"):
             out[key] = path.read_text()
         elif key == "meta":
             out[key] = json.loads(path.read_text())
