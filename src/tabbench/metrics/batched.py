@@ -1,7 +1,9 @@
 """All per-epoch metrics of many epochs at once: what the recorder calls after every chunk.
 
-``stopping_metrics_batched`` computes every stopping metric of DESIGN.md §4 for E epochs of
-validation logits; ``test_metrics_batched`` the raw and post-hoc-TS test metrics. Both process
+``fused_stopping_metrics`` computes every built-in stopping metric of DESIGN.md §4 for E epochs
+of validation logits (the registry's :func:`~tabbench.metrics.registry.stopping_metrics_batched`
+calls it once per chunk for all of them); ``test_metrics_batched`` the raw and post-hoc-TS test
+metrics. Both process
 epochs in blocks (see :func:`tabbench.metrics.temperature.epoch_blocks`), share one softmax
 evaluation among the metrics that need the same β, and sort each (epoch, class) row of scores
 once for both AUROC and the isotonic fit (binary: the test AUROC is that of z₁ − z₀, which
