@@ -19,6 +19,7 @@ two entry points claim.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, TypeVar
@@ -141,8 +142,6 @@ def load_registrations(
 def _definition_order(ep: EntryPoint) -> tuple[str, int]:
     """(module, position of the attribute in the module's namespace): the order in which the
     module defines the objects (a module's ``__dict__`` keeps definition order)."""
-    import sys
-
     names = list(vars(sys.modules[ep.module]))
     attr = ep.attr.split(".")[0]
     return ep.module, names.index(attr) if attr in names else len(names)

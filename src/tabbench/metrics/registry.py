@@ -86,8 +86,7 @@ class Lazy:
     parses and when the CLI starts)."""
 
     def __init__(self, target: str) -> None:
-        module, sep, name = target.partition(":")
-        if not sep:
+        if ":" not in target:
             raise ValueError(f"expected 'module:function', got {target!r}")
         self.target = target
         self._fn: Callable[..., Any] | None = None
