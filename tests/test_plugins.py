@@ -46,7 +46,8 @@ def test_builtins_come_from_tabbench_entry_points_in_definition_order():
     assert [m.label for m in get_stopping_metrics().values()] == [
         "Logloss", "Brier", "Accuracy", "AUROC", "TS-Ref.", "Brier-Ref.", "TS-Ref.-5CV",
         "IR-Ref."]
-    assert list(models_registry.get_models()) == ["xgboost", "mlp", "realmlp"]
+    # (more built-in models may follow these, from other tabbench modules)
+    assert list(models_registry.get_models())[:3] == ["xgboost", "mlp", "realmlp"]
 
 
 def test_a_package_with_one_entry_point_adds_a_metric_after_the_builtins(site):
