@@ -163,7 +163,8 @@ def eval_matrix(X: pd.DataFrame, X_train: pd.DataFrame) -> np.ndarray:
         if isinstance(train_dtype, pd.CategoricalDtype):
             if not is_cat:
                 raise ValueError(f"column {name!r} is categorical in train but not in val/test")
-            codes = pd.Categorical(X[name], categories=train_dtype.categories).codes
+            # by value: a level outside train's list becomes missing (code -1)
+            codes = X[name].cat.set_categories(train_dtype.categories).cat.codes.to_numpy()
             col = codes.astype(np.float64)
             col[codes < 0] = np.nan
             out[:, j] = col
