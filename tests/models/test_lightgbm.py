@@ -206,6 +206,19 @@ def test_categoricals_are_native_and_coded_against_train_levels(n_classes):
     np.testing.assert_array_equal(m, want.to_numpy())  # "new" and missing -> NaN
 
 
+def test_ordered_categoricals_are_categorical_too():
+    """LightGBM's "auto" takes only unordered categories as categorical (ordered ones would be
+    split as numbers); SplitData's contract is that every category column is categorical."""
+    data = _categorical_split(2)
+    ordered = [X.assign(c=X["c"].cat.as_ordered()) for X in (data.X_train, data.X_val,
+                                                             data.X_test)]
+    data = SplitData(ordered[0], data.y_train, ordered[1], data.y_val, ordered[2], data.y_test, 2)
+    trainer = LightGBMTrainer()
+    _, val, test = _collect(trainer, PARAMS, data, TrainContext(seed=0, n_epochs=10))
+    assert (trainer.booster.trees_to_dataframe()["decision_type"] == "==").any()
+    _assert_equal_to_fresh(trainer, data, val, test, (1, 10))
+
+
 def test_eval_matrix_rejects_mismatched_columns(split_data):
     with pytest.raises(ValueError, match="columns differ"):
         eval_matrix(split_data.X_val[["b", "a", "c", "d"]], split_data.X_train)
