@@ -29,9 +29,11 @@ How the newest trees' contributions are obtained:
   added; the chunk is yielded only after all its rounds are filled.
 
   Measured (``benchmarks/recording_overhead.py``'s mid-range config, 47-leaf trees, one thread,
-  CPU time, on a loaded 2-core VM): the per-round logits add 17% to plain ``lightgbm.train`` on
-  MagicTelescope (6,847 val+test rows) and 24% on adult (17,583 rows, categoricals), against
-  41% and 57% with a raw prediction per round. What is left is mostly LightGBM's own tree walk.
+  CPU time, on a loaded 2-core VM, so +-5 points): the per-round logits add 12-18% to plain
+  ``lightgbm.train`` on MagicTelescope (6,847 val+test rows) and 25-34% on adult (17,583 rows,
+  categoricals), against 30-41% and 51-57% with a raw prediction per round. What is left is
+  mostly LightGBM's own tree walk (``pred_leaf``) and the first writes into each chunk's fresh
+  buffers (page faults, as for XGBoost); the leaf values cost ~1 µs per leaf.
 - LightGBM's own per-valid-set scores (``add_valid``) are incremental too, but it returns them
   only through the objective's link (probabilities), whose inverse is not exact for confident
   rows, so they are not used.
@@ -202,26 +204,28 @@ class _Scores:
         it — add that round's new trees (if any) and write the sums into ``val[r]``,
         ``test[r]`` ((N_val, K) and (N_test, K) float32)."""
         lo, hi = self.done, iterations[-1]
-        leaves = None  # (trees, N) leaf indices of iterations lo..hi-1
+        leaves = None  # (N, trees) leaf indices of iterations lo..hi-1, iteration-major
         if self.via_leaves and hi > lo:
-            # (N, (hi - lo) * T), iteration-major; one row per tree for contiguous gathers
-            raw = self._predict(lo, hi - lo, pred_leaf=True)
-            leaves = np.ascontiguousarray(raw.reshape(self.X.shape[0], -1).T)
+            leaves = self._predict(lo, hi - lo, pred_leaf=True).reshape(self.X.shape[0], -1)
+            # leaf values are fetched up to the largest index reached, per tree; one reduction
+            # for the block (a strided column per tree is read once more by take(): cheaper
+            # than transposing the block)
+            n_leaves = leaves.max(axis=0) + 1
         for r, n_iter in enumerate(iterations):
             if n_iter > self.done:
                 if n_iter != self.done + 1:  # update() adds at most one iteration
                     raise RuntimeError(f"model went from {self.done} to {n_iter} iterations "
                                        "in one round")
-                if not self.via_leaves:
+                if leaves is None:
                     raw = self._predict(self.done, 1, raw_score=True)
                     self.sums += raw.reshape(self.X.shape[0], self.T).T
                 else:
                     for k in range(self.T):
-                        idx = leaves[(self.done - lo) * self.T + k]
+                        col = (self.done - lo) * self.T + k
                         tree = self.done * self.T + k
                         values = np.array([self.booster.get_leaf_output(tree, leaf)
-                                           for leaf in range(int(idx.max()) + 1)])
-                        self.sums[k] += values[idx]
+                                           for leaf in range(int(n_leaves[col]))])
+                        np.add(self.sums[k], values.take(leaves[:, col]), out=self.sums[k])
                 self.done += 1
             self._write(val[r], test[r])
 
