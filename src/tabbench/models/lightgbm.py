@@ -282,8 +282,8 @@ class LightGBMTrainer:
         scores = _Scores(bst, X_eval, int(ctx.threads), self.via_leaves and not linear)
         n_val, n_eval = len(data.y_val), X_eval.shape[0]
         chunk = chunk_length(self.chunk_rounds, n_eval * K * 4, self.max_chunk_bytes)
-        # pred_leaf: float64 from the C API, then LightGBM's int32 copy and our transposed one
-        block = chunk_length(self.block_rounds, n_eval * scores.T * 16, self.max_block_bytes)
+        # pred_leaf output per round: float64 from the C API, then LightGBM's int32 copy
+        block = chunk_length(self.block_rounds, n_eval * scores.T * 12, self.max_block_bytes)
         fit_seconds = time.perf_counter() - t0
 
         first = 1
