@@ -64,7 +64,7 @@ def test_incremental_logits_equal_fresh_predictions(split_data, via_leaves):
 
 def test_same_model_as_lightgbm_train(split_data):
     """Driving the boosting loop ourselves trains exactly what lightgbm.train trains."""
-    ctx = TrainContext(seed=5, n_epochs=25, threads=2)
+    ctx = TrainContext(seed=5, n_epochs=25)
     trainer = LightGBMTrainer()
     list(trainer.train(PARAMS, split_data, ctx))
     params = lgb_params(PARAMS, split_data.n_classes, ctx)

@@ -216,7 +216,7 @@ class _Scores:
                 if n_iter != self.done + 1:  # update() adds at most one iteration
                     raise RuntimeError(f"model went from {self.done} to {n_iter} iterations "
                                        "in one round")
-                if leaves is None:
+                if leaves is None:  # via_leaves=False, or linear trees
                     raw = self._predict(self.done, 1, raw_score=True)
                     self.sums += raw.reshape(self.X.shape[0], self.T).T
                 else:
