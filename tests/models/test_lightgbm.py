@@ -316,31 +316,6 @@ def test_draws_of_the_search_space_train(seed, split_data):
 EPOCHS = {"lightgbm_default": 6, "lightgbm_tuned": 9}
 
 
-@pytest.fixture
-def lightgbm_known(monkeypatch):
-    """``run_train_job`` looks the model's search space and epoch keys up in the registries,
-    where "lightgbm" gets its entry point when this branch is merged. Until then, stand in for
-    that registration (this module's space, its two epoch keys); once it exists, use it."""
-    from tabbench import train_job
-    from tabbench.search import sampling
-
-    try:
-        sampling.get_space("lightgbm")
-    except ValueError:
-        monkeypatch.setitem(sampling.SPACES, "lightgbm", "tabbench.search.lightgbm")
-    try:
-        train_job.n_epochs_for("lightgbm", 0, EPOCHS)
-    except ValueError:
-        real = train_job.n_epochs_for
-
-        def n_epochs_for(model, config_id, epochs):
-            if model != "lightgbm":
-                return real(model, config_id, epochs)
-            return int(epochs[space.EPOCH_KEYS[int(config_id >= 1)]])
-
-        monkeypatch.setattr(train_job, "n_epochs_for", n_epochs_for)
-
-
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
     """A processed parquet + splits parquet in tabbench.data's on-disk contract: 3 classes,
@@ -371,7 +346,7 @@ def _run(dataset, out, factory, n_configs=2):
                          epochs=EPOCHS, seed=0, progress=io.StringIO(), trainer_factory=factory)
 
 
-def test_train_job_records_every_epoch_of_every_config(lightgbm_known, dataset, tmp_path):
+def test_train_job_records_every_epoch_of_every_config(dataset, tmp_path):
     from tabbench.data.dataset import load_split_data
     from tabbench.search import stable_seed
     from tabbench.train_job import failures_path
@@ -407,7 +382,7 @@ def test_train_job_records_every_epoch_of_every_config(lightgbm_known, dataset, 
                                        rtol=1e-6)
 
 
-def test_train_job_records_failing_and_diverging_configs(lightgbm_known, dataset, tmp_path):
+def test_train_job_records_failing_and_diverging_configs(dataset, tmp_path):
     """Config 1 fails (invalid num_leaves): in the failures sidecar, the job goes on. Config 2
     diverges (non-finite logits): every epoch recorded, with NaN metrics."""
     from tabbench.train_job import failures_path

@@ -17,8 +17,12 @@ def _draws(n: int, seed: int = 0) -> list[dict]:
 
 def test_default_is_library_defaults_and_epoch_keys_follow_xgboost():
     assert space.DEFAULT_CONFIG == {}
-    assert space.EPOCH_KEYS == ("lightgbm_default", "lightgbm_tuned")
-    assert space.PAPER_EPOCHS == {"lightgbm_default": 100, "lightgbm_tuned": 1000}
+    from tabbench.models.registry import get_model, get_search_space
+
+    spec = get_model("lightgbm")  # through its entry point, like a third-party model
+    assert spec.epochs_keys == ("lightgbm_default", "lightgbm_tuned")
+    assert spec.paper_epochs == {"lightgbm_default": 100, "lightgbm_tuned": 1000}
+    assert not spec.network and get_search_space("lightgbm") is space
 
 
 def test_draws_follow_pytabkits_lgbm_hpo_space():

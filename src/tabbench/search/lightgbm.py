@@ -1,11 +1,8 @@
 """LightGBM search space: LightGBM's defaults, and pytabkit's LGBM-HPO random-search space.
 
-Registration (done where the model registry is, not in this module): model name
-``"lightgbm"``, this module as its search space (``DEFAULT_CONFIG``, ``suggest``), trainer
-:class:`tabbench.models.lightgbm.LightGBMTrainer`, epoch keys :data:`EPOCH_KEYS` —
-``lightgbm_default`` for config 0 and ``lightgbm_tuned`` for configs >= 1, 100 and 1000 rounds
-in the paper preset (:data:`PAPER_EPOCHS`), XGBoost's convention (paper App. G.5) — and not a
-network (CPU only, no GPU slot).
+Registration: :mod:`tabbench.models.lightgbm_spec` (model name ``"lightgbm"``, this module as
+its search space, epoch keys ``lightgbm_default`` for config 0 and ``lightgbm_tuned`` for
+configs >= 1, 100 and 1000 rounds under the paper's protocol; not a network).
 
 Default (config 0): ``{}``, every parameter at LightGBM's default (``learning_rate`` 0.1,
 ``num_leaves`` 31, no bagging, ...), trained for ``epochs.lightgbm_default`` rounds (100 is also
@@ -58,13 +55,6 @@ from typing import Any
 import optuna
 
 DEFAULT_CONFIG: dict[str, Any] = {}
-
-#: The ``epochs`` config keys: config 0 trains ``EPOCH_KEYS[0]`` rounds, configs >= 1
-#: ``EPOCH_KEYS[1]``.
-EPOCH_KEYS: tuple[str, str] = ("lightgbm_default", "lightgbm_tuned")
-
-#: Rounds per epoch key in the paper preset (XGBoost's: App. G.5, 100 default / 1000 tuned).
-PAPER_EPOCHS: dict[str, int] = {"lightgbm_default": 100, "lightgbm_tuned": 1000}
 
 
 def suggest(trial: optuna.Trial) -> dict[str, Any]:
