@@ -24,7 +24,7 @@ from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.mlp import MLPTrainer
 from tabbench.models.recorder import check_records
 from tabbench.models.registry import get_trainer
-from tabbench.models.xgboost import XGBoostTrainer, to_logits
+from tabbench.models.xgboost import XGBoostTrainer, positional, to_logits
 from tabbench.runs_schema import TEST_METRIC_IDS, val_column
 from tabbench.runs_schema import test_column as _test_column
 from tabbench.train_commands import main as cli_main
@@ -129,7 +129,8 @@ def test_xgboost_metrics_equal_fresh_evaluation_of_that_round(dataset, tmp_path)
     df = run("xgboost", dataset, tmp_path / "x.parquet", n_configs=1, trainer_factory=factory)
     data = load_split_data(*dataset, 1)
     bst = trainers[1].booster  # config 1
-    dval, dtest = (xgb.DMatrix(X, enable_categorical=True) for X in (data.X_val, data.X_test))
+    dval, dtest = (xgb.DMatrix(positional(X), enable_categorical=True)
+                   for X in (data.X_val, data.X_test))
     for r in (1, 5, 9):
         logits = [to_logits(bst.predict(d, iteration_range=(0, r), output_margin=True), 3)
                   for d in (dval, dtest)]
