@@ -76,7 +76,8 @@ def proba_to_logits(p: np.ndarray, clip: float | None = None) -> np.ndarray:
     lo, hi = p.min(), p.max()
     if not (lo >= 0 and hi <= 1 + 1e-6):  # also False for NaN
         raise ValueError(
-            f"scores='proba' expects probabilities in [0, 1], got values in [{lo}, {hi}] "
+            f"scores='proba' expects probabilities in [0, 1] (no NaN), got values in "
+            f"[{lo}, {hi}] "
             "(pass scores='logits' for raw scores / logit margins)"
         )
     info = np.finfo(p.dtype)

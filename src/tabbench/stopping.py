@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from tabbench._scores import ScoreType, check_score_type, scores_to_logits
+from tabbench._scores import ScoreType, check_score_type, scores_to_logits, to_numpy
 from tabbench.metrics import ir_ref, logloss, stopping_metrics_batched
 from tabbench.metrics._checks import as_labels
 from tabbench.metrics.temperature import (
@@ -99,7 +99,7 @@ class _Scorer:
         try:
             labels = as_labels(np.asarray(y_true), n, k)
         except ValueError as err:
-            if np.asarray(y_score).ndim == 1:
+            if z.shape[1] == 2 and np.ndim(y_score) == 1:
                 raise ValueError(
                     f"{err}. (N,) scores mean a binary problem (labels 0/1); "
                     "pass (N, K) scores for K classes"
@@ -109,11 +109,12 @@ class _Scorer:
 
     def __call__(self, y_true: Any, y_score: Any, strict: bool = True) -> float:
         """The loss; non-finite scores raise ValueError (``strict``) or give NaN."""
-        z, y = self.logits_labels(y_true, y_score)
-        if not np.isfinite(z).all():
-            if strict:
-                raise ValueError("scores contain NaN or inf")
+        s = to_numpy(y_score)
+        if not strict and not np.isfinite(s).all():
             return math.nan
+        z, y = self.logits_labels(y_true, s)
+        if not np.isfinite(z).all():
+            raise ValueError("scores contain NaN or inf")
         if self.kind in ("ts_ref", "ts_ref_brier"):
             return self._ts(z, y)
         if self.kind == "ts_ref_cv5":
