@@ -144,6 +144,10 @@ def test_metric_callables_agree_with_metrics(kind, k):
         err, weight = cm.evaluate(approxes, y.astype(np.float64), None)
         assert cm.get_final_error(err, weight) == pytest.approx(expected, rel=1e-6)
     assert xm.__name__ == kind and not cm.is_max_optimal()
+    # other labels of the same length (the label cache must notice)
+    y_rev = y[::-1].copy()
+    assert xm(y_rev.astype(np.float32), xgb_pred) == pytest.approx(getattr(M, kind)(z, y_rev),
+                                                                   rel=1e-6)
     # a different set of scores right after (warm start from another problem): still exact
     z2, y2 = make_logits(300, k, scale=0.5, seed=9)
     assert xm(y2, _softmax(z2)[:, 1] if k == 2 else _softmax(z2)) == pytest.approx(
@@ -405,3 +409,30 @@ def test_public_modules_import_no_framework():
         env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_scalar_solver_is_the_vectorised_one():
+    """The metric callables' one-problem solver takes the same steps as
+    tabbench.metrics.temperature.solve_log_beta: same optimum from any start, including the
+    bound (separable data) and the flat case (constant logits)."""
+    import tabbench.metrics.temperature as T
+    from tabbench.stopping import _solve_log_beta_1
+
+    rng = np.random.default_rng(0)
+    for t in range(60):
+        n, k = int(rng.integers(20, 2000)), int(rng.choice([2, 3, 7]))
+        z, y = make_logits(n, k, scale=float(np.exp(rng.uniform(-3, 3))), seed=t)
+        if t == 0:
+            z = np.zeros((n, k))
+        if t == 1:
+            z = 5.0 * np.eye(k)[y]
+        prep = T.prepare(z[None].astype(np.float32), y)
+        evaluate = T.full_data_evaluator(prep, T.Workspace())
+
+        def sums(beta, evaluate=evaluate):
+            g, h = evaluate(np.array([beta]), np.arange(1))
+            return float(g[0]), float(h[0])
+
+        for b0 in (0.0, float(rng.uniform(-6, 6))):
+            expected = T.solve_log_beta(evaluate, np.array([b0]))[0]
+            assert _solve_log_beta_1(sums, b0) == pytest.approx(expected, abs=1e-12), (t, b0)

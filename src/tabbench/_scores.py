@@ -68,6 +68,20 @@ def proba_to_logits(p: np.ndarray, clip: float | None = None) -> np.ndarray:
 
     Raises ValueError when the values are not probabilities (outside [0, 1], or NaN).
     """
+    p = _check_proba(p)
+    if p.ndim == 2 and p.shape[1] != 2:
+        info = np.finfo(p.dtype)
+        out = np.maximum(p, p.dtype.type(info.tiny if clip is None else clip))
+        np.log(out, out=out)
+        return out
+    p1 = _binary_p1(p, clip)
+    out = np.empty((p1.shape[0], 2), dtype=p.dtype)
+    np.log1p(-p1, out=out[:, 0])
+    np.log(p1, out=out[:, 1])
+    return out
+
+
+def _check_proba(p: np.ndarray) -> np.ndarray:
     p = _float(np.asarray(p))
     if p.ndim not in (1, 2):
         raise ValueError(f"probabilities must have shape (N,) or (N, K), got shape {p.shape}")
@@ -77,21 +91,35 @@ def proba_to_logits(p: np.ndarray, clip: float | None = None) -> np.ndarray:
     if not (lo >= 0 and hi <= 1 + 1e-6):  # also False for NaN
         raise ValueError(
             f"scores='proba' expects probabilities in [0, 1] (no NaN), got values in "
-            f"[{lo}, {hi}] "
-            "(pass scores='logits' for raw scores / logit margins)"
+            f"[{lo}, {hi}] (pass scores='logits' for raw scores / logit margins)"
         )
-    info = np.finfo(p.dtype)
-    if p.ndim == 2 and p.shape[1] != 2:
-        out = np.maximum(p, p.dtype.type(info.tiny if clip is None else clip))
-        np.log(out, out=out)
-        return out
+    return p
+
+
+def _binary_p1(p: np.ndarray, clip: float | None) -> np.ndarray:
+    """P(class 1) of (N,) or (N, 2) probabilities, within [ε/2, 1 − ε/2] (or [clip, 1 − clip])."""
     p1 = p if p.ndim == 1 else p[:, 1]
-    bound = max(info.eps / 2, 0.0 if clip is None else clip)
-    p1 = np.clip(p1, p.dtype.type(bound), p.dtype.type(1 - bound))
-    out = np.empty((p1.shape[0], 2), dtype=p.dtype)
-    np.log1p(-p1, out=out[:, 0])
-    np.log(p1, out=out[:, 1])
-    return out
+    bound = max(np.finfo(p.dtype).eps / 2, 0.0 if clip is None else clip)
+    return np.clip(p1, p.dtype.type(bound), p.dtype.type(1 - bound))
+
+
+def binary_margin(y_score: Any, scores: ScoreType, clip: float | None = None) -> np.ndarray:
+    """The margin z₁ − z₀ (N,) of binary scores: (N,) or (N, 2) logits, or probabilities read
+    as in :func:`proba_to_logits`; float32 stays float32. Cheaper than building (N, 2) logits
+    when only the margin is needed (the binary temperature fit)."""
+    check_score_type(scores)
+    s = to_numpy(y_score)
+    if scores == "proba":
+        p1 = _binary_p1(_check_proba(s), clip)
+        m = np.log(p1)
+        m -= np.log1p(-p1)
+        return m
+    s = _float(s)
+    if s.ndim == 2 and s.shape[1] == 2:
+        return s[:, 1] - s[:, 0]
+    if s.ndim != 1:
+        raise ValueError(f"binary logits must have shape (N,) or (N, 2), got shape {s.shape}")
+    return s
 
 
 def scores_to_logits(y_score: Any, scores: ScoreType, clip: float | None = None) -> np.ndarray:

@@ -36,21 +36,32 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from tabbench._scores import ScoreType, check_score_type, scores_to_logits, to_numpy
+from tabbench._scores import (
+    ScoreType,
+    binary_margin,
+    check_score_type,
+    scores_to_logits,
+    to_numpy,
+)
 from tabbench.metrics import ir_ref, logloss, stopping_metrics_batched
 from tabbench.metrics._checks import as_labels
 from tabbench.metrics.temperature import (
+    ACCEPT_STEP,
+    LOG_BETA_BOUND,
+    LOG_BETA_TOL,
+    MAX_NEWTON_ITER,
     Workspace,
+    binary_derivative_sums,
     full_data_evaluator,
     prepare,
     sample_stats,
     smoothed_brier,
     smoothed_nll,
-    solve_log_beta,
 )
 
 #: The refinement losses accepted as ``kind`` (paper, Sections 3-4; :mod:`tabbench.metrics`).
@@ -75,46 +86,127 @@ def _check_kind(kind: str, allowed: tuple[str, ...] = REFINEMENT_KINDS) -> str:
     return kind
 
 
+def _solve_log_beta_1(sums: Callable[[float], tuple[float, float]], b0: float) -> float:
+    """b = log β minimising one problem's NLL: :func:`tabbench.metrics.temperature.
+    solve_log_beta` (same bracket, Newton/bisection rules, tolerances and accepted final
+    step; tested to give the same b) for a single problem, in Python floats.
+
+    Why a scalar copy: a metric callable fits one temperature per boosting round, and for
+    one problem the vectorised solver's bookkeeping (~40 numpy calls on length-1 arrays per
+    iteration) costs more than its passes over a few thousand validation samples.
+    ``sums(β)`` = mean dNLL/dβ and d²NLL/dβ² over the samples.
+    """
+    bound, tol, accept = LOG_BETA_BOUND, LOG_BETA_TOL, ACCEPT_STEP
+    lo, hi, lo_seen, hi_seen = -bound, bound, False, False
+    b = min(max(b0, -bound), bound)
+    step = step_old = 4 * bound
+    prev = math.nan  # length of the previous Newton step
+    for _ in range(MAX_NEWTON_ITER):
+        beta = math.exp(b)
+        g, h = sums(beta)
+        gb = beta * g  # dNLL/db
+        hb = beta * beta * h + gb
+        if gb > 0:
+            hi, hi_seen = b, True
+        else:
+            lo, lo_seen = b, True
+        flat = g == 0 and h == 0
+        newton_step = math.nan  # left of the optimum a Newton step in β, else in b
+        if gb <= 0 and h > 0 and beta - g / h > 0:
+            newton_step = math.log(beta - g / h) - b
+        if not math.isfinite(newton_step) and hb > 0:
+            newton_step = -gb / hb
+        if not math.isfinite(newton_step):
+            newton_step = math.nan
+        if flat:  # e.g. a perfectly separable set: try the upper bound, as the bisection would
+            cand = bound
+        else:
+            cand = min(max(b + (0.0 if math.isnan(newton_step) else newton_step), -bound), bound)
+        inside = (lo < cand < hi or (cand == hi and not hi_seen and cand != b)
+                  or (cand == lo and not lo_seen and cand != b))
+        fast = abs(2 * (cand - b)) <= step_old or flat
+        use_newton = math.isfinite(newton_step) or flat
+        if not (use_newton and inside and fast):
+            cand = 0.5 * (lo + hi)  # bisection of the bracket
+        step_old, step = step, abs(cand - b)
+        at_bound = (b >= bound and gb <= 0) or (b <= -bound and gb > 0)
+        newton = use_newton and inside and fast and math.isfinite(newton_step) and not at_bound
+        if newton:  # a short Newton step is taken without evaluating its end point
+            d = abs(cand - b)
+            predicted = max(d / (prev * prev), 1.0) * d * d if prev > 0 else math.inf
+            if d < accept or predicted < tol:
+                return cand
+        small = math.isfinite(newton_step) and abs(newton_step) < tol
+        if small or at_bound or hi - lo < tol or not math.isfinite(gb):
+            return b
+        prev = abs(cand - b) if newton else math.nan
+        b = cand
+    return b
+
+
 class _Scorer:
     """One refinement loss, evaluated again and again on new scores of the same task.
 
-    Keeps float32 work buffers and the last fitted log-temperature between calls: the next
-    epoch's optimum is close, so the Newton solver starts there (fewer passes over the data;
-    the optimum itself does not depend on the start, to ~1e-7 in log β).
+    Keeps float32 work buffers, the last labels and the last fitted log-temperature between
+    calls: the next epoch's optimum is close, so the Newton solver starts there (fewer passes
+    over the data; the optimum itself does not depend on the start, to ~1e-7 in log β).
+    Binary problems are scored from the margin alone (one float32 array, no (N, 2) logits).
     """
 
     def __init__(self, kind: str, scores: ScoreType, extra_kinds: tuple[str, ...] = ()) -> None:
         self.kind = _check_kind(kind, REFINEMENT_KINDS + extra_kinds)
         check_score_type(scores)
         self.scores = scores
+        self._reset_caches()
+
+    def _reset_caches(self) -> None:
         self._ws: Workspace | None = None
         self._log_beta: float | None = None
+        self._y_raw: np.ndarray | None = None  # last labels as given, their codes, ±1 signs
+        self._y: np.ndarray | None = None
+        self._sign: np.ndarray | None = None
 
-    def __getstate__(self) -> dict:  # buffers and warm start are caches: not pickled/copied
-        return {"kind": self.kind, "scores": self.scores, "_ws": None, "_log_beta": None}
+    def __getstate__(self) -> dict:  # buffers, labels, warm start are caches: not pickled
+        return {"kind": self.kind, "scores": self.scores}
 
-    def logits_labels(self, y_true: Any, y_score: Any) -> tuple[np.ndarray, np.ndarray]:
-        z = scores_to_logits(y_score, self.scores)
-        n, k = z.shape
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._reset_caches()
+
+    def _labels(self, y_true: Any, n: int, k: int, binary_1d: bool) -> np.ndarray:
+        """Class codes; the boosting libraries pass the same labels every round (checked by
+        one comparison instead of re-validating them)."""
+        y = to_numpy(y_true)
+        if (self._y_raw is not None and self._y_raw.shape == y.shape
+                and self._y.size == n and int(self._y.max(initial=0)) < k
+                and np.array_equal(self._y_raw, y)):
+            return self._y
         try:
-            labels = as_labels(np.asarray(y_true), n, k)
+            labels = as_labels(y, n, k)
         except ValueError as err:
-            if z.shape[1] == 2 and np.ndim(y_score) == 1:
+            if binary_1d:
                 raise ValueError(
                     f"{err}. (N,) scores mean a binary problem (labels 0/1); "
                     "pass (N, K) scores for K classes"
                 ) from None
             raise
-        return z, labels
+        self._y_raw, self._y, self._sign = np.array(y, copy=True), labels, None
+        return labels
 
     def __call__(self, y_true: Any, y_score: Any, strict: bool = True) -> float:
         """The loss; non-finite scores raise ValueError (``strict``) or give NaN."""
         s = to_numpy(y_score)
-        if not strict and not np.isfinite(s).all():
+        if not np.isfinite(s).all():
+            if strict:
+                raise ValueError("scores contain NaN or inf")
             return math.nan
-        z, y = self.logits_labels(y_true, s)
-        if not np.isfinite(z).all():
-            raise ValueError("scores contain NaN or inf")
+        binary = s.ndim == 1 or (s.ndim == 2 and s.shape[1] == 2)
+        if binary and self.kind in ("ts_ref", "ts_ref_brier"):
+            m = binary_margin(s, self.scores)
+            y = self._labels(y_true, m.shape[0], 2, s.ndim == 1)
+            return self._ts_binary(m, y)
+        z = scores_to_logits(s, self.scores)
+        y = self._labels(y_true, z.shape[0], z.shape[1], s.ndim == 1)
         if self.kind in ("ts_ref", "ts_ref_brier"):
             return self._ts(z, y)
         if self.kind == "ts_ref_cv5":
@@ -127,15 +219,57 @@ class _Scorer:
             return ir_ref(z, y)
         return logloss(z, y)
 
+    def _fit(self, sums: Callable[[float], tuple[float, float]]) -> float:
+        b = _solve_log_beta_1(sums, 0.0 if self._log_beta is None else self._log_beta)
+        self._log_beta = b
+        return b
+
+    def _ts_binary(self, m: np.ndarray, y: np.ndarray) -> float:
+        """TS fit on the signed float32 margins, then the smoothed loss in one float64 pass:
+        1 − q_y = a·σ(−βm) + c and −log q_y = −log1p(−(1 − q_y)) (accurate at both ends), or
+        the Brier score 2(1 − q_y)² (K = 2: the other class holds exactly 1 − q_y)."""
+        if self._sign is None or self._sign.dtype != m.dtype:
+            self._sign = np.where(y == 1, 1, -1).astype(m.dtype)
+        signed = (m * self._sign).astype(np.float32, copy=False)[None]
+        n = signed.shape[1]
+        ws = self._ws = self._ws or Workspace()
+        beta_buf = np.empty(1)
+
+        def sums(beta: float) -> tuple[float, float]:
+            beta_buf[0] = beta
+            g, h = binary_derivative_sums(signed, beta_buf, ws)
+            return float(g[0]) / n, float(h[0]) / n
+
+        beta = math.exp(self._fit(sums))
+        a, c = n / (n + 1.0), 1.0 / (2.0 * (n + 1.0))  # Laplace smoothing, K = 2
+        u = signed[0].astype(np.float64)
+        u *= beta
+        with np.errstate(over="ignore"):
+            np.exp(u, out=u)  # inf for very confident samples: then σ(−βm) = 0 exactly
+        u += 1
+        np.reciprocal(u, out=u)  # σ(−βm) = 1 − p_y
+        u *= a
+        u += c  # 1 − q_y
+        if self.kind == "ts_ref_brier":
+            return float(2.0 * np.dot(u, u) / n)
+        np.negative(u, out=u)
+        np.log1p(u, out=u)
+        return float(-u.mean())
+
     def _ts(self, z: np.ndarray, y: np.ndarray) -> float:
-        """TS fit + smoothed loss of one epoch: what ``stopping_metrics_batched`` does for
-        these two metrics, without the others (float32 scores are not copied to float64)."""
+        """TS fit + smoothed loss of one epoch of (N, K) logits: what
+        ``stopping_metrics_batched`` does for these two metrics, without the others (float32
+        scores are not copied to float64)."""
         ws = self._ws = self._ws or Workspace()
         prep = prepare(z[None], y)
-        b0 = np.zeros(1) if self._log_beta is None else np.full(1, self._log_beta)
-        b = solve_log_beta(full_data_evaluator(prep, ws), b0)
-        self._log_beta = float(b[0])
-        stats = sample_stats(prep, np.exp(b), ws, derivs=False)
+        evaluate = full_data_evaluator(prep, ws)
+        first = np.zeros(1, dtype=np.intp)
+
+        def sums(beta: float) -> tuple[float, float]:
+            g, h = evaluate(np.full(1, beta), first)
+            return float(g[0]), float(h[0])
+
+        stats = sample_stats(prep, np.full(1, math.exp(self._fit(sums))), ws, derivs=False)
         n, k = prep.n_samples, prep.n_classes
         if self.kind == "ts_ref":
             return float(smoothed_nll(stats, k, n).mean(dtype=np.float64))
