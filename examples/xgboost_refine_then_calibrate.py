@@ -33,7 +33,8 @@ def main() -> None:
     data = load_demo(args.dataset, max_rows=3000 if args.small else None)
     labels = range(len(data.classes))
     rows = []
-    for stopping, metric in [("logloss", "logloss"), ("ts_ref", xgboost_metric("ts_ref"))]:
+    builtin_logloss = "logloss" if len(data.classes) == 2 else "mlogloss"
+    for stopping, metric in [("logloss", builtin_logloss), ("ts_ref", xgboost_metric("ts_ref"))]:
         clf = XGBClassifier(
             n_estimators=200 if args.small else 2000,
             learning_rate=0.1,

@@ -2,9 +2,11 @@
 
 The paper's recipe: stop (and tune) on the *refinement* loss of the validation set — the loss
 left after re-calibrating the model on that set — instead of its plain log loss, then
-temperature-scale the chosen model (:mod:`tabbench.calibration`). Validation log loss mixes
-refinement with miscalibration, which typically keeps improving after refinement has
-bottomed out, or vice versa; refinement picks the epoch whose *calibrated* model is best.
+temperature-scale the chosen model (:mod:`tabbench.calibration`). Validation log loss is
+refinement plus calibration error, and the two rarely bottom out together (typically the model
+grows over-confident while refinement still improves, and log loss stops too early); the
+calibration error is what the temperature removes afterwards, so refinement picks the epoch
+whose *calibrated* model is best.
 
 Refinement kinds (all lower is better; exactly the metrics of :mod:`tabbench.metrics`):
 
@@ -23,11 +25,13 @@ What is provided:
   ``use_best_model`` work unchanged);
 * :class:`EarlyStopping` — a framework-free helper for PyTorch (or any) training loops.
 
-Speed: ``ts_ref``/``ts_ref_brier`` run one float32 temperature fit per call (the solver of
-:mod:`tabbench.metrics.temperature`, warm-started from the previous call's temperature, with
-reused buffers); ``ts_ref_cv5`` uses :func:`tabbench.metrics.stopping_metrics_batched` with one
-epoch (5× faster than the float64 single-epoch definition); ``ir_ref`` the single-epoch
-definition (the faster one for one epoch). ``docs/usage.md`` has the measured overhead.
+Speed (profiled; ``docs/usage.md`` has the numbers): ``ts_ref``/``ts_ref_brier`` fit one
+temperature per call with the solver of :mod:`tabbench.metrics.temperature` run for a single
+problem in Python floats, warm-started from the previous call's temperature, on float32
+scores (binary: the margin alone) with reused buffers, then score in one pass; ``ts_ref_cv5``
+uses :func:`tabbench.metrics.stopping_metrics_batched` with one epoch (5× faster than the
+float64 single-epoch definition); ``ir_ref`` the single-epoch definition (the faster one for
+one epoch).
 
 Importing this module imports neither PyTorch nor XGBoost, LightGBM or CatBoost.
 """
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -398,8 +402,9 @@ class CatBoostMetric:
     CatBoost's protocol: ``is_max_optimal()``, ``evaluate(approxes, target, weight)`` ->
     (error, weight) and ``get_final_error(error, weight)``. ``approxes`` are raw scores, one
     array per dimension: the log-odds for ``Logloss``/``CrossEntropy``, K arrays of logits for
-    ``MultiClass``. A refinement loss is not a sum over samples, so ``evaluate`` returns the
-    loss itself with weight 1 (CatBoost evaluates the whole set in one call).
+    ``MultiClass`` (with ``MultiClassOneVsAll`` they are per-class log-odds, scored as if they
+    were softmax logits). A refinement loss is not a sum over samples, so ``evaluate`` returns
+    the loss itself with weight 1 (CatBoost evaluates the whole set in one call).
     """
 
     def __init__(self, kind: str = "ts_ref") -> None:
@@ -409,7 +414,9 @@ class CatBoostMetric:
     def is_max_optimal(self) -> bool:
         return False
 
-    def evaluate(self, approxes, target, weight) -> tuple[float, float]:
+    def evaluate(
+        self, approxes: Sequence[Any], target: Any, weight: Any | None
+    ) -> tuple[float, float]:
         if weight is not None and np.any(np.asarray(weight) != 1):
             raise ValueError("refinement losses are unweighted: evaluate on an unweighted set")
         if len(approxes) == 1:
