@@ -416,7 +416,7 @@ def test_scalar_solver_is_the_vectorised_one():
     tabbench.metrics.temperature.solve_log_beta: same optimum from any start, including the
     bound (separable data) and the flat case (constant logits)."""
     import tabbench.metrics.temperature as T
-    from tabbench.stopping import _solve_log_beta_1
+    from tabbench.metrics.temperature import solve_log_beta_scalar
 
     rng = np.random.default_rng(0)
     for t in range(60):
@@ -435,4 +435,4 @@ def test_scalar_solver_is_the_vectorised_one():
 
         for b0 in (0.0, float(rng.uniform(-6, 6))):
             expected = T.solve_log_beta(evaluate, np.array([b0]))[0]
-            assert _solve_log_beta_1(sums, b0) == pytest.approx(expected, abs=1e-12), (t, b0)
+            assert solve_log_beta_scalar(sums, b0) == pytest.approx(expected, abs=1e-12), (t, b0)

@@ -55,10 +55,6 @@ from tabbench._scores import (
 from tabbench.metrics import ir_ref, logloss, stopping_metrics_batched
 from tabbench.metrics._checks import as_labels
 from tabbench.metrics.temperature import (
-    ACCEPT_STEP,
-    LOG_BETA_BOUND,
-    LOG_BETA_TOL,
-    MAX_NEWTON_ITER,
     Workspace,
     binary_derivative_sums,
     full_data_evaluator,
@@ -66,6 +62,7 @@ from tabbench.metrics.temperature import (
     sample_stats,
     smoothed_brier,
     smoothed_nll,
+    solve_log_beta_scalar,
 )
 
 #: The refinement losses accepted as ``kind`` (paper, Sections 3-4; :mod:`tabbench.metrics`).
@@ -89,63 +86,6 @@ def _check_kind(kind: str, allowed: tuple[str, ...] = REFINEMENT_KINDS) -> str:
         raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(allowed)}")
     return kind
 
-
-def _solve_log_beta_1(sums: Callable[[float], tuple[float, float]], b0: float) -> float:
-    """b = log β minimising one problem's NLL: :func:`tabbench.metrics.temperature.
-    solve_log_beta` (same bracket, Newton/bisection rules, tolerances and accepted final
-    step; tested to give the same b) for a single problem, in Python floats.
-
-    Why a scalar copy: a metric callable fits one temperature per boosting round, and for
-    one problem the vectorised solver's bookkeeping (~40 numpy calls on length-1 arrays per
-    iteration) costs more than its passes over a few thousand validation samples.
-    ``sums(β)`` = mean dNLL/dβ and d²NLL/dβ² over the samples.
-    """
-    bound, tol, accept = LOG_BETA_BOUND, LOG_BETA_TOL, ACCEPT_STEP
-    lo, hi, lo_seen, hi_seen = -bound, bound, False, False
-    b = min(max(b0, -bound), bound)
-    step = step_old = 4 * bound
-    prev = math.nan  # length of the previous Newton step
-    for _ in range(MAX_NEWTON_ITER):
-        beta = math.exp(b)
-        g, h = sums(beta)
-        gb = beta * g  # dNLL/db
-        hb = beta * beta * h + gb
-        if gb > 0:
-            hi, hi_seen = b, True
-        else:
-            lo, lo_seen = b, True
-        flat = g == 0 and h == 0
-        newton_step = math.nan  # left of the optimum a Newton step in β, else in b
-        if gb <= 0 and h > 0 and beta - g / h > 0:
-            newton_step = math.log(beta - g / h) - b
-        if not math.isfinite(newton_step) and hb > 0:
-            newton_step = -gb / hb
-        if not math.isfinite(newton_step):
-            newton_step = math.nan
-        if flat:  # e.g. a perfectly separable set: try the upper bound, as the bisection would
-            cand = bound
-        else:
-            cand = min(max(b + (0.0 if math.isnan(newton_step) else newton_step), -bound), bound)
-        inside = (lo < cand < hi or (cand == hi and not hi_seen and cand != b)
-                  or (cand == lo and not lo_seen and cand != b))
-        fast = abs(2 * (cand - b)) <= step_old or flat
-        use_newton = math.isfinite(newton_step) or flat
-        if not (use_newton and inside and fast):
-            cand = 0.5 * (lo + hi)  # bisection of the bracket
-        step_old, step = step, abs(cand - b)
-        at_bound = (b >= bound and gb <= 0) or (b <= -bound and gb > 0)
-        newton = use_newton and inside and fast and math.isfinite(newton_step) and not at_bound
-        if newton:  # a short Newton step is taken without evaluating its end point
-            d = abs(cand - b)
-            predicted = max(d / (prev * prev), 1.0) * d * d if prev > 0 else math.inf
-            if d < accept or predicted < tol:
-                return cand
-        small = math.isfinite(newton_step) and abs(newton_step) < tol
-        if small or at_bound or hi - lo < tol or not math.isfinite(gb):
-            return b
-        prev = abs(cand - b) if newton else math.nan
-        b = cand
-    return b
 
 
 class _Scorer:
@@ -224,7 +164,7 @@ class _Scorer:
         return logloss(z, y)
 
     def _fit(self, sums: Callable[[float], tuple[float, float]]) -> float:
-        b = _solve_log_beta_1(sums, 0.0 if self._log_beta is None else self._log_beta)
+        b = solve_log_beta_scalar(sums, 0.0 if self._log_beta is None else self._log_beta)
         self._log_beta = b
         return b
 
