@@ -62,8 +62,7 @@ def folder_size(root: Path) -> tuple[int, float]:
     return len(files), sum(f.stat().st_size for f in files) / 2**30
 
 
-CLI = ("import sys; from tabbench import cli; m = 'tabbench.results_commands'; "
-       "m in cli.COMMAND_MODULES or cli.COMMAND_MODULES.append(m); sys.exit(cli.main())")
+CLI = "import sys; from tabbench import cli; sys.exit(cli.main())"
 
 
 def measure(name: str, root: Path, out: Path, jobs: int) -> dict:

@@ -158,8 +158,6 @@ def test_cli_regenerates_from_a_results_folder(results, drawn, tmp_path):
     gives the same summary as the Snakemake path."""
     from tabbench import cli
 
-    if "tabbench.results_commands" not in cli.COMMAND_MODULES:
-        cli.COMMAND_MODULES.append("tabbench.results_commands")
     out = tmp_path / "out"
     assert cli.main(["figures", "--results", str(results), "--out", str(out), "--jobs", "1"]) == 0
     assert all(p.exists() for p in figure_files(out))

@@ -179,8 +179,6 @@ def test_select_files_reads_one_file_per_split(tmp_path):
 def test_cli_select_writes_the_selection(tmp_path):
     from tabbench import cli
 
-    if "tabbench.results_commands" not in cli.COMMAND_MODULES:
-        cli.COMMAND_MODULES.append("tabbench.results_commands")
     run = tmp_path / "split0.parquet"
     records({0: [2.0, 1.0], 1: [0.5, 0.7]}).to_parquet(run, index=False)
     out = tmp_path / "selected" / "mlp" / "toy.parquet"

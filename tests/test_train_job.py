@@ -18,6 +18,7 @@ import xgboost as xgb
 
 import tabbench
 from tabbench import metrics
+from tabbench.cli import main as cli_main
 from tabbench.data.dataset import LABEL_COLUMN, load_split_data
 from tabbench.metrics import losses
 from tabbench.models.mlp import MLPTrainer
@@ -26,7 +27,6 @@ from tabbench.models.registry import get_trainer
 from tabbench.models.xgboost import XGBoostTrainer, to_logits
 from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS, val_column
 from tabbench.records import test_column as _test_column
-from tabbench.train_commands import main as cli_main
 from tabbench.train_job import failures_path, part_dir, run_train_job
 
 SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
@@ -241,7 +241,7 @@ def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
     parts = part_dir(killed)
     log1 = tmp_path / "run1.log"
     with open(log1, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "tabbench.train_commands", *args,
+        proc = subprocess.Popen([sys.executable, "-m", "tabbench.cli", *args,
                                  "--out", str(killed)], stderr=err, env=env)
         deadline = time.time() + 120
         while not (parts / "config0.parquet").exists():

@@ -26,8 +26,6 @@ LAUNCHER = """#!{python}
 import sys
 sys.path.insert(0, {src!r})
 from tabbench import cli
-if "tabbench.data.commands" not in cli.COMMAND_MODULES:
-    cli.COMMAND_MODULES.append("tabbench.data.commands")
 sys.exit(cli.main())
 """
 

@@ -83,8 +83,6 @@ rule standin_train:
 SHIM = """#!{python}
 import sys
 from tabbench import cli
-if "tabbench.results_commands" not in cli.COMMAND_MODULES:
-    cli.COMMAND_MODULES.append("tabbench.results_commands")
 sys.exit(cli.main())
 """
 

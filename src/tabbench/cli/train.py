@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
 
-from tabbench.cli_args import boolean, optional_str
+from tabbench.cli.args import boolean, optional_str
 from tabbench.gpu import DEFAULT_TIMEOUT_S
 from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS, check_max_one_hot_levels
 from tabbench.models.registry import TRAINERS
@@ -113,15 +112,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"tabbench train: error: {err}", file=sys.stderr)
         return 2
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tabbench.train_commands train ...`` (same as ``tabbench train ...``)."""
-    parser = argparse.ArgumentParser(prog="tabbench")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

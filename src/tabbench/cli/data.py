@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tabbench.cli_args import boolean, optional_str
+from tabbench.cli.args import boolean, optional_str
 from tabbench.data.filtering import FilterParams
 from tabbench.data.manifest import suite_names
 from tabbench.data.pipeline import collect_step, fetch_step, filter_step, split_step
