@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 
 from tabbench.aggregate import aggregate, aggregate_frames, read_summary
 from tabbench.plots import FIGURE_STEMS, figure_files, figure_function, make_figures
 from tabbench.results_folder import collect_selected
 from tabbench.select import write_selected
-from tabbench.synthetic import DEMO_DATASETS, write_synthetic_results
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = ("xgboost", "mlp", "realmlp")

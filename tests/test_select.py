@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.synthetic import SyntheticDataset, synthetic_run
 
 from tabbench.records import STOPPING_METRIC_IDS, record_columns, val_column
 from tabbench.select import SELECTED_COLUMNS, select_files, select_table, write_selected
-from tabbench.synthetic import SyntheticDataset, synthetic_run
 
 INF = np.inf
 NAN = np.nan

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.plots import FIGURES
 from tabbench.select import write_selected
-from tabbench.synthetic import SyntheticDataset, write_synthetic_results
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "workflow" / "rules"
