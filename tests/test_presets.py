@@ -145,3 +145,21 @@ def test_n_configs_mapping_from_the_command_line_is_coerced() -> None:
     for bad in ({"mlp": -1}, {"mlp": "ten"}, {}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(coerce_cli_strings({**_config(), "n_configs": bad}), _schema())
+
+
+def test_max_rows_null_is_the_presets_cap_and_unlimited_is_no_cap() -> None:
+    """``max_rows: null`` takes the preset's cap like every preset key; "no cap" has its own
+    word, and the look-alikes that could mean either are rejected."""
+    from tabbench.presets import row_cap
+
+    for preset, cap in (("paper", 100_000), ("demo", 3_000), ("smoke", 1_500)):
+        cfg = {**_config(), "preset": preset, "max_rows": None}
+        jsonschema.validate(cfg, _schema())
+        assert row_cap(resolve_config(cfg)) == cap
+    cfg = {**_config(), "max_rows": "unlimited"}
+    jsonschema.validate(cfg, _schema())
+    assert row_cap(resolve_config(cfg)) is None
+    assert row_cap(resolve_config({**_config(), "max_rows": 250})) == 250
+    for bad in ("none", "None_", 0, -5, "all"):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**_config(), "max_rows": bad}, _schema())

@@ -25,7 +25,6 @@ from typing import Any
 
 import pandas as pd
 
-
 _UMASK_LOCK = threading.Lock()
 
 

@@ -67,6 +67,20 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
+#: ``max_rows: unlimited``: no row cap. ``null`` cannot say it, since null means "the preset's
+#: value" for every preset key; a distinct word (rather than 0 or "none", which the schema
+#: rejects) keeps "no cap" from being mistaken for "the preset's cap", or the other way round.
+NO_ROW_CAP = "unlimited"
+
+
+def row_cap(config: Mapping[str, Any]) -> int | None:
+    """The resolved config's ``max_rows`` as a number of rows, or None for no cap."""
+    value = config["max_rows"]
+    if value is None:
+        raise ValueError("max_rows is unresolved (null): call resolve_config first")
+    return None if value == NO_ROW_CAP else int(value)
+
+
 #: keys a preset may fill in; ``null`` in config.yaml means "take the preset's value".
 PRESET_KEYS = (
     "suite",

@@ -122,6 +122,15 @@ def test_data_rules_run_and_record_problems_as_status(wf):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+def test_max_rows_unlimited_reaches_the_filter_as_no_cap(wf):
+    """``max_rows: unlimited`` keeps every row (the smoke preset's cap is 1,500); null would
+    mean the preset's cap (tests/test_presets.py)."""
+    fx.make_demo_dir(wf.dir / "data" / "demo", {"big": fx.synthetic_frame(2_000)})
+    wf("data", "--cores", "1", "--config", "preset=smoke", "suite=[big]", "max_rows=unlimited")
+    summary = pd.read_csv(wf.dir / "data" / "datasets.csv").set_index("dataset")
+    assert summary.loc["big", "rows_final"] == 2_000
+
+
 def test_dry_run_of_full_ye2024_manifest_is_fast(wf):
     talent = wf.dir / "talent"
     fx.make_talent_folder(talent, "banknote_authentication")

@@ -67,7 +67,7 @@ rule filter_dataset:
     conda:
         "../../environment.yml"
     params:
-        max_rows=CFG["max_rows"] if CFG["max_rows"] is not None else "None",
+        max_rows=row_cap(CFG) or "None",  # max_rows: unlimited -> None (no cap)
         min_rows=CFG["min_rows"],
         max_classes=CFG["max_classes"],
         all_nan_columns=CFG["all_nan_columns"],

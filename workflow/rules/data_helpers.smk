@@ -14,6 +14,7 @@ import time
 
 from tabbench.data.manifest import suite_names
 from tabbench.data.pipeline import read_kept
+from tabbench.presets import row_cap
 
 DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
 DATASETS = suite_names(CFG["suite"], DEMO_DIR)
