@@ -89,7 +89,7 @@ def _log_to_stderr() -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tabbench.gpu import GpuUnavailableError
-    from tabbench.train_job import run_train_job
+    from tabbench.train_job import TrainInterrupted, run_train_job, stop_on_signals
 
     options = {}
     if hasattr(args, "mlp_max_one_hot_levels"):
@@ -100,15 +100,34 @@ def run(args: argparse.Namespace) -> int:
         options["max_one_hot_levels"] = args.mlp_max_one_hot_levels
     _log_to_stderr()
     try:
-        run_train_job(
-            args.model, args.dataset, args.split, args.processed, args.splits, args.out,
-            n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
-            threads=args.threads, device=args.device,
-            allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
-            gpu_claim_timeout=args.gpu_claim_timeout, trainer_options=options,
-            progress=sys.stderr,
-        )
+        with stop_on_signals():
+            run_train_job(
+                args.model, args.dataset, args.split, args.processed, args.splits, args.out,
+                n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
+                threads=args.threads, device=args.device,
+                allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
+                gpu_claim_timeout=args.gpu_claim_timeout, trainer_options=options,
+                progress=sys.stderr,
+            )
     except GpuUnavailableError as err:  # a clear one-line error, no traceback
         print(f"tabbench train: error: {err}", file=sys.stderr)
         return 2
+    except TrainInterrupted as stop:
+        print(_stopped_message(stop, args), file=sys.stderr, flush=True)
+        return 128 + stop.signum  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
     return 0
+
+
+def _stopped_message(stop, args: argparse.Namespace) -> str:
+    """What was kept and how to go on, for the job's log (no traceback: nothing went wrong)."""
+    from tabbench.train_job import finished_configs, part_dir
+
+    done = finished_configs(args.out)
+    todo = [c for c in range(args.n_configs + 1) if c not in done]
+    lost = f"config {todo[0]} was in progress and is lost; " if todo else ""
+    kept = ", ".join(map(str, done)) or "none"
+    return (
+        f"tabbench train: stopped by {stop.signal_name}. Finished configs kept in "
+        f"{part_dir(args.out)}: {kept} ({len(done)} of {args.n_configs + 1}); {lost}running "
+        "the same command (or snakemake) again resumes from there."
+    )
