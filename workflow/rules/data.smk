@@ -9,23 +9,11 @@
 # In the terminal: at the start, whether OpenML is reachable (probed once per run and machine,
 # shared by the fetch jobs: offline, the ~200 fetch jobs no longer each find out on their own);
 # at the end, one summary line of the data stage (kept, dropped, unavailable and why, what to
-# do). These are the workflow's onstart/onsuccess/onerror handlers: Snakemake keeps only one of
-# each, so another rule file that needs one must call these functions from it.
+# do). Both are hooks of common.smk (START_FUNCTIONS, END_FUNCTIONS) registered in
+# data_helpers.smk.
 
 
 include: "data_helpers.smk"
-
-
-onstart:
-    openml_banner()
-
-
-onsuccess:
-    print_data_summary()
-
-
-onerror:
-    print_data_summary()
 
 
 rule fetch_dataset:

@@ -90,7 +90,7 @@ def openml_banner():
     )
 
 
-def print_data_summary():
+def print_data_summary(log, success):
     """At the end of a run whose data stage ran (collect_datasets wrote its summary line
     during this run): repeat that line last in the terminal, where it is seen."""
     started = _RUN["started"]
@@ -101,3 +101,7 @@ def print_data_summary():
         line = ""
     if line:
         print(f"tabbench {line}", file=sys.stderr, flush=True)
+
+
+START_FUNCTIONS.append(openml_banner)
+END_FUNCTIONS.append(print_data_summary)

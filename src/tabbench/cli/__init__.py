@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from collections.abc import Sequence
 
 #: modules exposing ``register(subparsers)``; each adds parsers with ``set_defaults(func=...)``
@@ -34,4 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C outside what a command handles itself (e.g. imports)
+        print(f"tabbench {args.command}: interrupted", file=sys.stderr)
+        return 130
