@@ -10,7 +10,8 @@ Nothing scale-related is hard-coded anywhere else.
   is the same data on every machine), scaled to finish in about 15 minutes on 2 cores.
 - ``bundled``: the paper's protocol (5 splits, default + 30 configs, paper epochs, 100K row cap,
   "large" = 10K rows) on the bundled datasets at full size; for a GPU box or a cluster.
-- ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs — seconds; for tests.
+- ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs, every model — the whole DAG
+  in about a minute; what the fast test suite runs end to end.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "smoke": {
         "suite": ["segment", "kc1"],
         "sources": ["bundled"],
-        "models": ["xgboost", "mlp"],
+        "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 1,
         "n_configs": 1,
         "max_rows": 1_500,
