@@ -7,11 +7,11 @@ Nothing scale-related is hard-coded anywhere else.
 - ``paper``: the full study of DESIGN.md (Ye et al. suite, 5 splits, default + 30 configs,
   paper epochs).
 - ``demo``: the bundled datasets (read from ``data/demo`` only, so it never waits on OpenML and
-  is the same data on every machine), scaled to finish in about 15 minutes on 2 cores.
+  is the same data on every machine), with fewer splits, configs and epochs and 3,000 rows.
 - ``bundled``: the paper's protocol (5 splits, default + 30 configs, paper epochs, 100K row cap,
   "large" = 10K rows) on the bundled datasets at full size; for a GPU box or a cluster.
-- ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs, every model — the whole DAG
-  in about a minute; what the fast test suite runs end to end.
+- ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs, every model: the whole DAG
+  at its smallest, what the fast test suite runs end to end.
 """
 
 from __future__ import annotations
