@@ -73,3 +73,24 @@ def test_resumed_job_under_another_environment_says_mixed(tmp_path, monkeypatch)
     prov = read_runs_provenance(out)
     assert prov["mixed"] == ["xgboost"]
     assert sorted(prov["xgboost"]) == sorted(["0.0.1", metadata.version("xgboost")])
+
+
+def test_summary_meta_gathers_the_versions_of_the_runs_files(tmp_path):
+    from tabbench.aggregate import aggregate
+    from tabbench.select import select_files
+
+    processed, splits = write_dataset(tmp_path / "data")
+    runs = tmp_path / "runs"
+    for split in (0, 1):
+        run_train_job("xgboost", "toy", split, processed, splits,
+                      runs / "xgboost" / "toy" / f"split{split}.parquet", n_configs=1,
+                      epochs={"xgboost_default": 3, "xgboost_tuned": 3}, seed=0,
+                      progress=io.StringIO())
+    sel = tmp_path / "selected.parquet"
+    select_files(sorted((runs / "xgboost" / "toy").glob("split*.parquet"))).to_parquet(sel)
+    aggregate([sel], tmp_path / "summary", runs_dir=runs)
+    meta = json.loads((tmp_path / "summary" / "meta.json").read_text())
+    assert meta["versions"]["xgboost"] == metadata.version("xgboost")
+    assert meta["versions"]["tabbench"] == tabbench.__version__
+    assert meta["mixed_versions"] == [] and meta["n_runs_files"] == 2
+    assert (tmp_path / "summary" / "claims.md").is_file()

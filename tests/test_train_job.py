@@ -21,12 +21,13 @@ from tabbench import metrics
 from tabbench.cli import main as cli_main
 from tabbench.data.dataset import LABEL_COLUMN, load_split_data
 from tabbench.metrics import losses
+from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.mlp import MLPTrainer
 from tabbench.models.recorder import check_records
 from tabbench.models.registry import get_trainer
 from tabbench.models.xgboost import XGBoostTrainer, to_logits
-from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS, val_column
-from tabbench.records import test_column as _test_column
+from tabbench.runs_schema import TEST_METRIC_IDS, val_column
+from tabbench.runs_schema import test_column as _test_column
 from tabbench.train_job import failures_path, part_dir, run_train_job
 
 SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
@@ -69,7 +70,7 @@ def run(model, dataset, out, n_configs=2, seed=0, epochs=EPOCHS, **kw):
 
 
 def _metric_cols():
-    cols = [val_column(m) for m in STOPPING_METRIC_IDS] + ["beta"]
+    cols = [val_column(m) for m in stopping_metric_ids()] + ["beta"]
     for m in TEST_METRIC_IDS:
         cols += [_test_column(m), _test_column(m, True)]
     return cols

@@ -10,12 +10,14 @@ import yaml
 from snakemake.exceptions import IncompleteCheckpointException
 
 from tabbench.aggregate import LARGE_ROWS, SUMMARY_FILES
-from tabbench.plots import FIGURE_STEMS
+from tabbench.plots import FIGURE_STEMS, stopping_metric_legend
 
 SUMMARY_DIR = f"{RESULTS}/summary"
 FIGURES_DIR = f"{RESULTS}/figures"
 # datasets with at least this many rows are "large" (paper Fig. 5: 10K)
 FIGURES_LARGE_ROWS = int(CFG.get("figures_large_rows") or LARGE_ROWS)
+# the registered stopping metrics, for the figure captions (a param of the plot rule)
+STOPPING_LEGEND = stopping_metric_legend()
 
 
 def cached_selected():

@@ -537,7 +537,9 @@ def fit_log_beta_prepared(
     return b, sample_stats(prep, np.exp(b), ws)
 
 
-def _initial_log_beta(beta0, n_epochs: int) -> np.ndarray | None:
+def initial_log_beta(beta0, n_epochs: int) -> np.ndarray | None:
+    """Warm start b = log β (E,) from ``beta0`` (scalar or (E,)); a non-finite or non-positive
+    β starts at β = 1, and b is clipped to the search interval. None when ``beta0`` is None."""
     if beta0 is None:
         return None
     beta0 = np.broadcast_to(np.asarray(beta0, dtype=np.float64), (n_epochs,))
@@ -555,7 +557,7 @@ def fit_temperature_batched(
     """
     z, labels = check_batched(logits_ENK, y)
     out = np.empty(z.shape[0])
-    b0_all = _initial_log_beta(beta0, z.shape[0])
+    b0_all = initial_log_beta(beta0, z.shape[0])
     ws = Workspace()
     b_prev = None
     for sl in epoch_blocks(z.shape):

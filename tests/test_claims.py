@@ -1,0 +1,192 @@
+"""The claims table: the verdict rule on hand-picked numbers, and check_claims on hand-built
+per-dataset means whose relative differences and verdicts are known in advance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tabbench.claims import (
+    ALPHA,
+    CLAIM_COLUMNS,
+    INCONCLUSIVE,
+    MARGIN,
+    N_MIN,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    check_claims,
+    claims_markdown,
+    verdict,
+)
+from tabbench.select import TEST_COLUMNS
+
+
+@pytest.mark.parametrize(
+    ("kind", "n", "median", "p", "expected"),
+    [
+        ("better", N_MIN, -3.0, ALPHA / 2, REPRODUCED),
+        ("better", N_MIN, -3.0, 0.5, INCONCLUSIVE),  # right sign, not significant
+        ("better", N_MIN, +3.0, 0.001, NOT_REPRODUCED),  # wrong sign
+        ("better", N_MIN, 0.0, 0.5, NOT_REPRODUCED),  # no difference is no gain
+        ("better", N_MIN - 1, -30.0, 1e-9, INCONCLUSIVE),  # too few datasets
+        ("worse", N_MIN, +3.0, 0.01, REPRODUCED),
+        ("worse", N_MIN, -3.0, 0.01, NOT_REPRODUCED),
+        ("comparable", N_MIN, MARGIN / 2, 0.001, REPRODUCED),
+        ("comparable", N_MIN, -MARGIN * 3, 0.001, NOT_REPRODUCED),
+        ("comparable", N_MIN, MARGIN * 3, 0.3, INCONCLUSIVE),
+        ("no_worse", N_MIN, -10.0, 0.001, REPRODUCED),  # better is "no worse"
+        ("no_worse", N_MIN, MARGIN * 4, 0.001, NOT_REPRODUCED),
+        ("no_worse", N_MIN, MARGIN * 4, 0.2, INCONCLUSIVE),
+        ("better", 100, np.nan, np.nan, INCONCLUSIVE),
+    ],
+)
+def test_verdict_rule(kind, n, median, p, expected):
+    assert verdict(kind, n, median, p) == expected
+
+
+def test_unknown_kind_is_an_error():
+    with pytest.raises(ValueError, match="unknown claim kind 'bigger'"):
+        verdict("bigger", 10, 1.0, 0.01)
+
+
+def means_frame(values: dict[tuple[str, str, str], list[float]], n_rows: list[int],
+                metric: str = "test_logloss_ts", epochs=None) -> pd.DataFrame:
+    """Selected rows of one split: values[(model, regime, stopping)] = one value per dataset
+    (datasets d0, d1, ... with n_rows rows); other test metrics 1.0."""
+    rows = []
+    for (model, regime, stopping), vals in values.items():
+        for i, v in enumerate(vals):
+            row = {c: 1.0 for c in TEST_COLUMNS}
+            row.update(model=model, dataset=f"d{i}", split=0, regime=regime, stopping=stopping,
+                       n_splits=5, n_rows=n_rows[i], n_classes=2, epoch=10.0)
+            row[metric] = v
+            if epochs is not None and (model, regime, stopping) in epochs:
+                row["epoch"] = epochs[(model, regime, stopping)][i]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+BASE = [1.0] * 8
+LARGE = [20_000] * 8
+
+
+def _row(claims: pd.DataFrame, claim: str, model: str = "xgboost", regime: str = "default"):
+    sel = claims[(claims["claim"] == claim) & (claims["model"] == model)
+                 & (claims["regime"] == regime)]
+    assert len(sel) == 1, claims[["claim", "model", "regime"]]
+    return sel.iloc[0]
+
+
+def test_ts_ref_gain_on_every_large_dataset_is_reproduced():
+    # TS-Ref.+TS 2..9 % lower on 8 large datasets: median -5.5 %, 8 wins, Wilcoxon p = 2/2^8
+    ts_ref = [1 - k / 100 for k in range(2, 10)]
+    means = means_frame({("xgboost", "default", "logloss"): BASE,
+                         ("xgboost", "default", "ts_ref"): ts_ref}, LARGE)
+    row = _row(check_claims(means, large_rows=10_000), "ts_ref_beats_logloss")
+    assert row["n"] == 8 and (row["wins"], row["ties"], row["losses"]) == (8, 0, 0)
+    assert row["median"] == pytest.approx(-5.5)
+    assert row["p_wilcoxon"] == pytest.approx(2 / 2**8)
+    assert row["verdict"] == REPRODUCED
+
+
+def test_small_datasets_do_not_count_for_large_claims():
+    ts_ref = [1 - k / 100 for k in range(2, 10)]
+    sizes = [20_000] * 3 + [2_000] * 5  # only 3 large: fewer than N_MIN
+    means = means_frame({("mlp", "default", "logloss"): BASE,
+                         ("mlp", "default", "ts_ref"): ts_ref}, sizes)
+    row = _row(check_claims(means, large_rows=10_000), "ts_ref_beats_logloss", "mlp")
+    assert row["n"] == 3 and row["verdict"] == INCONCLUSIVE
+    # the same with the folder's threshold at 1,000 rows: all 8 count
+    row = _row(check_claims(means, large_rows=1_000), "ts_ref_beats_logloss", "mlp")
+    assert row["n"] == 8 and row["verdict"] == REPRODUCED
+
+
+def test_accuracy_better_than_logloss_means_not_reproduced():
+    acc = [0.9] * 8  # Accuracy+TS 10 % lower: the paper says it is worse
+    means = means_frame({("xgboost", "tuned", "logloss"): BASE,
+                         ("xgboost", "tuned", "error"): acc}, LARGE)
+    row = _row(check_claims(means, large_rows=10_000), "accuracy_worse", regime="tuned")
+    assert row["median"] == pytest.approx(-10.0) and row["verdict"] == NOT_REPRODUCED
+
+
+def test_comparable_claims_use_the_margin_and_cv5_is_compared_with_ts_ref():
+    ts_ref = [0.9] * 8
+    cv5 = [0.9 * (1 + s * 0.002) for s in (1, -1, 1, -1, 1, -1, 1, 2)]  # within 0.4 % of TS-Ref.
+    means = means_frame({("xgboost", "default", "logloss"): BASE,
+                         ("xgboost", "default", "ts_ref"): ts_ref,
+                         ("xgboost", "default", "ts_ref_cv5"): cv5}, LARGE)
+    row = _row(check_claims(means, large_rows=10_000), "cv5_as_good")
+    assert row["versus"] == "TS-Ref.+TS"
+    assert abs(row["median"]) <= MARGIN and row["verdict"] == REPRODUCED
+
+
+def test_realmlp_only_claim_and_absent_methods_give_no_rows():
+    means = means_frame({("xgboost", "default", "logloss"): BASE,
+                         ("xgboost", "default", "auroc"): [1.2] * 8,
+                         ("realmlp", "default", "logloss"): BASE,
+                         ("realmlp", "default", "auroc"): [1.2] * 8}, LARGE)
+    claims = check_claims(means, large_rows=10_000)
+    auroc = claims[claims["claim"] == "auroc_worse_realmlp"]
+    assert auroc["model"].tolist() == ["realmlp"] and auroc["verdict"].tolist() == [REPRODUCED]
+    assert "ts_ref_beats_logloss" not in set(claims["claim"])  # no ts_ref in these means
+    assert list(claims.columns) == CLAIM_COLUMNS
+
+
+def test_large_vs_small_compares_the_two_groups():
+    # large datasets gain 5-8 %, small ones between -1 and +1 %
+    ts_ref = [0.95, 0.94, 0.93, 0.92, 0.99, 1.01, 1.0, 0.995, 1.005, 1.0]
+    sizes = [20_000] * 4 + [2_000] * 6
+    base = [1.0] * 10
+    means = means_frame({("xgboost", "default", "logloss"): base,
+                         ("xgboost", "default", "ts_ref"): ts_ref}, sizes)
+    # 4 large < N_MIN: inconclusive whatever the test says
+    row = _row(check_claims(means, large_rows=10_000), "gain_larger_on_large")
+    assert (row["n"], row["n_other"]) == (4, 6)
+    assert row["median"] == pytest.approx(-6.5) and row["median_other"] == pytest.approx(0.0)
+    assert row["verdict"] == INCONCLUSIVE
+    means2 = means_frame({("xgboost", "default", "logloss"): base * 2,
+                          ("xgboost", "default", "ts_ref"): ts_ref * 2}, sizes * 2)
+    row = _row(check_claims(means2, large_rows=10_000), "gain_larger_on_large")
+    assert (row["n"], row["n_other"]) == (8, 12)
+    assert row["p_wilcoxon"] < ALPHA and row["verdict"] == REPRODUCED
+
+
+def test_best_epoch_claims_compare_chosen_epochs_of_default_configs():
+    epochs = {("mlp", "default", "logloss"): [10.0] * 8,
+              ("mlp", "default", "ts_ref"): [15.0, 14, 13, 20, 30, 12, 11, 16],
+              ("mlp", "default", "brier"): [9.0] * 8}
+    means = means_frame({k: BASE for k in epochs}, [2_000] * 8, epochs=epochs)
+    claims = check_claims(means, large_rows=10_000)
+    later = _row(claims, "logloss_stops_before_ts_ref", "mlp")
+    assert later["metric"] == "epoch" and later["subset"] == "all"
+    # +50, +40, +30, +100, +100 (clipped), +20, +10, +60 % -> median 45 %
+    assert later["median"] == pytest.approx(45.0) and later["verdict"] == REPRODUCED
+    brier = _row(claims, "brier_stops_later", "mlp")
+    assert brier["median"] == pytest.approx(-10.0) and brier["verdict"] == NOT_REPRODUCED
+
+
+def test_claims_are_written_with_the_summary(tmp_path):
+    ts_ref = [1 - k / 100 for k in range(2, 10)]
+    means = means_frame({("xgboost", "default", "logloss"): BASE,
+                         ("xgboost", "default", "ts_ref"): ts_ref}, LARGE)
+    claims = check_claims(means, large_rows=10_000)
+    md = claims_markdown(claims, 10_000)
+    assert "TS-Ref.+TS beats Logloss+TS" in md and "**reproduced**" in md
+    assert "Verdict rule" in md
+    assert "No claim could be checked" in claims_markdown(claims.iloc[:0], 10_000)
+
+
+def test_a_claim_compares_only_the_splits_both_methods_have():
+    # split 1 of TS-Ref. is missing (NaN): its baseline value must not enter the mean
+    rows = []
+    for i in range(6):
+        for split, (base, ts) in enumerate([(1.0, 0.9), (3.0, np.nan)]):
+            for stopping, v in (("logloss", base), ("ts_ref", ts)):
+                row = {c: 1.0 for c in TEST_COLUMNS}
+                row.update(model="xgboost", dataset=f"d{i}", split=split, regime="default",
+                           stopping=stopping, n_rows=20_000, n_classes=2, epoch=1.0,
+                           test_logloss_ts=v)
+                rows.append(row)
+    row = _row(check_claims(pd.DataFrame(rows), large_rows=10_000), "ts_ref_beats_logloss")
+    assert row["median"] == pytest.approx(-10.0)  # 0.9 vs 1.0, not 0.9 vs mean(1, 3) = 2
