@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -72,6 +73,15 @@ def _openml_config(cache_dir: Path | None, server: str | None) -> Iterator[Any]:
         yield openml
     finally:
         (cfg._root_cache_directory, cfg.server, cfg.connection_n_retries, cfg.retry_policy) = saved
+
+
+def resolve_server(
+    server_option: str | None, cache_option: str | os.PathLike[str] | None
+) -> tuple[str, str]:
+    """(server URL, openml-python's cache folder for it) under these options: what a fetch
+    with them would use (openml-python's own config file included)."""
+    with _openml_config(None if cache_option is None else Path(cache_option), server_option) as om:
+        return om.config.server, str(Path(om.config.get_cache_directory()))
 
 
 @contextlib.contextmanager

@@ -175,16 +175,6 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def resolve_server(
-    server_option: str | None, cache_option: str | os.PathLike[str] | None
-) -> tuple[str, str | None]:
-    """(server URL, openml-python cache folder for it) under these options; imports openml."""
-    from tabbench.data.sources.openml import _openml_config
-
-    with _openml_config(cache_option, server_option) as openml:
-        return openml.config.server, str(Path(openml.config.get_cache_directory()))
-
-
 def probe_and_store(
     state_dir: str | os.PathLike[str] | None,
     server_option: str | None,
@@ -192,6 +182,8 @@ def probe_and_store(
     timeout: float,
 ) -> Reachability:
     """Probe now; write the answer to this host's state file (if ``state_dir``)."""
+    from tabbench.data.sources.openml import resolve_server  # imports openml-python
+
     server, cache_dir = resolve_server(server_option, cache_option)
     ok, reason, seconds = probe(server, timeout)
     state = Reachability(
