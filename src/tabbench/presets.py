@@ -73,9 +73,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
-#: ``max_rows: unlimited``: no row cap. ``null`` cannot say it, since null means "the preset's
-#: value" for every preset key; a distinct word (rather than 0 or "none", which the schema
-#: rejects) keeps "no cap" from being mistaken for "the preset's cap", or the other way round.
+#: ``max_rows: unlimited``: no row cap. ``null`` cannot say it, since null (any null spelling,
+#: ``none`` included) means "the preset's value" for every preset key; a distinct word (rather
+#: than 0, which the schema rejects) keeps "no cap" from being mistaken for "the preset's cap".
 NO_ROW_CAP = "unlimited"
 
 
