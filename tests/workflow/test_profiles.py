@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -32,8 +34,13 @@ MOCK = textwrap.dedent(
 
 
 def _snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    # the workflow imports tabbench: this checkout's, not whatever is installed
+    src = str(REPO / "src")
+    path = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
     return subprocess.run(
-        ["snakemake", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, capture_output=True,
+        text=True, timeout=300,
     )
 
 
