@@ -38,10 +38,12 @@ def wf(tmp_path):
     return _workflow_copy(tmp_path)
 
 
-#: how much longer than a one-dataset dry run the full suite's may take. Measured (2 cores):
-#: about 1.5x, idle or at load 10; a DAG cost growing faster than linearly in the ~400 jobs
-#: would blow well past it. A ratio, not seconds: both runs slow down alike on a busy machine.
+#: how much longer than a one-dataset dry run the full suite's may take. Measured (2 cores, load
+#: 10-13): about 1.5x before the checkpoint (~400 data jobs) and 5.4x after it (the whole study:
+#: ~3,000 train and 600 select jobs planned as well); a DAG cost growing faster than linearly
+#: would blow well past these. Ratios, not seconds: both runs slow down alike on a busy machine.
 DRY_RUN_RATIO = 5
+DRY_RUN_RATIO_AFTER_CHECKPOINT = 15
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +189,7 @@ def test_dry_run_after_checkpoint_has_split_jobs_for_kept_datasets(wf, dry_run_b
     out = wf("-n", "--cores", "2", "--config", "suite=ye2024")
     elapsed = time.monotonic() - start
     text = out.stdout + out.stderr
-    assert elapsed < DRY_RUN_RATIO * dry_run_baseline, (
+    assert elapsed < DRY_RUN_RATIO_AFTER_CHECKPOINT * dry_run_baseline, (
         f"dry run took {elapsed:.1f} s, one dataset's {dry_run_baseline:.1f} s"
     )
     stats = job_stats(text)
