@@ -7,10 +7,11 @@ Nothing scale-related is hard-coded anywhere else.
 - ``paper``: the full study of DESIGN.md (Ye et al. suite, 5 splits, default + 30 configs,
   paper epochs).
 - ``demo``: the bundled datasets (read from ``data/demo`` only, so it never waits on OpenML and
-  is the same data on every machine), scaled to finish in about 15 minutes on 2 cores.
+  is the same data on every machine), with fewer splits, configs and epochs and 3,000 rows.
 - ``bundled``: the paper's protocol (5 splits, default + 30 configs, paper epochs, 100K row cap,
   "large" = 10K rows) on the bundled datasets at full size; for a GPU box or a cluster.
-- ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs — seconds; for tests.
+- ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs, every model: the whole DAG
+  at its smallest, what the fast test suite runs end to end.
 
 Epochs: every registered model's ``epochs`` keys start at the paper's values that its
 registration gives (:func:`tabbench.models.registry.paper_epochs`); a preset names only the keys
@@ -24,7 +25,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from tabbench.cli_args import is_null
+from tabbench.cli.args import is_null
 
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {
@@ -63,7 +64,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "smoke": {
         "suite": ["segment", "kc1"],
         "sources": ["bundled"],
-        "models": ["xgboost", "mlp"],
+        "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 1,
         "n_configs": 1,
         "max_rows": 1_500,
@@ -71,6 +72,20 @@ PRESETS: dict[str, dict[str, Any]] = {
         "epochs": {"xgboost_default": 10, "xgboost_tuned": 10, "mlp": 3, "realmlp": 3},
     },
 }
+
+#: ``max_rows: unlimited``: no row cap. ``null`` cannot say it, since null (any null spelling,
+#: ``none`` included) means "the preset's value" for every preset key; a distinct word (rather
+#: than 0, which the schema rejects) keeps "no cap" from being mistaken for "the preset's cap".
+NO_ROW_CAP = "unlimited"
+
+
+def row_cap(config: Mapping[str, Any]) -> int | None:
+    """The resolved config's ``max_rows`` as a number of rows, or None for no cap."""
+    value = config["max_rows"]
+    if value is None:
+        raise ValueError("max_rows is unresolved (null): call resolve_config first")
+    return None if value == NO_ROW_CAP else int(value)
+
 
 #: keys a preset may fill in; ``null`` in config.yaml means "take the preset's value".
 PRESET_KEYS = (
