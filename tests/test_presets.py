@@ -32,6 +32,8 @@ def test_shipped_config_is_valid_and_defaults_to_the_paper() -> None:
         "xgboost_tuned": 1000,
         "mlp": 256,
         "realmlp": 256,
+        "lightgbm_default": 100,  # an extension: XGBoost's convention
+        "lightgbm_tuned": 1000,
     }
 
 

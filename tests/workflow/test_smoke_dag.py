@@ -1,7 +1,7 @@
 """The real pipeline end to end, in the fast suite (issue 12 item 6): the smoke preset's whole DAG
-(fetch, filter, checkpoint, split, train every model including RealMLP, select, aggregate,
-figures, HTML report) run by Snakemake in a temporary copy of the workflow, with the code under
-test. The unit tests check each piece; this checks that they still fit together: the rules'
+(fetch, filter, checkpoint, split, train every model including RealMLP and LightGBM, select,
+aggregate, figures, HTML report) run by Snakemake in a temporary copy of the workflow, with the code
+under test. The unit tests check each piece; this checks that they still fit together: the rules'
 command lines match the CLI, the file contracts between steps hold, and the default target is
 complete.
 
@@ -31,10 +31,9 @@ DATASETS = SMOKE["suite"]
 
 def _epochs(model: str) -> dict[int, int]:
     """config -> epochs of a smoke train job (config 0 = default, 1 = the random one)."""
-    e = SMOKE["epochs"]
-    if model == "xgboost":
-        return {0: e["xgboost_default"], 1: e["xgboost_tuned"]}
-    return {0: e[model], 1: e[model]}
+    from tabbench.models.registry import epochs_key
+
+    return {c: SMOKE["epochs"][epochs_key(model, c)] for c in (0, 1)}
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +57,7 @@ def smoke_run(tmp_path_factory):
 
 def test_every_model_records_every_epoch_of_every_config(smoke_run):
     ws, _ = smoke_run
-    assert set(MODELS) == {"xgboost", "mlp", "realmlp"}
+    assert set(MODELS) == {"xgboost", "mlp", "realmlp", "lightgbm"}
     for model in MODELS:
         for ds in DATASETS:
             runs = ws.root / "results" / "runs" / model / ds / "split0.parquet"
