@@ -16,6 +16,7 @@ from collections.abc import Sequence
 #: where ``func(args) -> int`` runs the command.
 COMMAND_MODULES: list[str] = [
     "tabbench.data.commands",
+    "tabbench.diagnostics.commands",
     "tabbench.results_commands",
     "tabbench.train_commands",
 ]

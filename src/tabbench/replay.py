@@ -320,8 +320,8 @@ def run_replay_job(
     stream = progress if progress is not None else sys.stderr
     t_start = time.perf_counter()
     records = read_records(runs_path).to_pandas()
-    if records.empty:
-        raise ValueError(f"{runs_path}: no records (every config failed): nothing to replay")
+    if records.empty:  # every config failed: nothing selected, nothing to replay
+        return _write_empty(runs_path, processed_path, splits_path, out_npz, seed, stream)
     model = str(records["model"].iloc[0])
     split = int(records["split"].iloc[0])
     trained = read_runs_provenance(runs_path) or {}
@@ -351,4 +351,36 @@ def run_replay_job(
           f"{len(result.sidecar['configs'])} configs in {cost['replay_seconds']:.1f}s "
           f"({100 * cost['fraction_measured']:.1f}% of the study's training of this split) "
           f"-> {out_npz}", file=stream, flush=True)
+    return result
+
+
+def _write_empty(runs_path: str | Path, processed_path: str | Path, splits_path: str | Path,
+                 out_npz: str | Path, seed: int, stream: TextIO) -> ReplayResult:
+    """The replay of a runs file without records (every config failed): the labels and no
+    selection, so that a study's replay target does not fail on such a split. The split comes
+    from the file name (``split<i>.parquet``), model and dataset from its folders."""
+    import re
+
+    from tabbench.data.dataset import load_split_data
+
+    runs_path = Path(runs_path)
+    m = re.fullmatch(r"split(\d+)\.parquet", runs_path.name)
+    if m is None:
+        raise ValueError(f"{runs_path}: no records, and no split<i>.parquet name to tell the "
+                         "split from")
+    data = load_split_data(processed_path, splits_path, int(m.group(1)))
+    arrays = {"y_val": np.asarray(data.y_val, dtype=np.int64),
+              "y_test": np.asarray(data.y_test, dtype=np.int64)}
+    sidecar = {"model": runs_path.parent.parent.name, "dataset": runs_path.parent.name,
+               "split": int(m.group(1)), "seed": int(seed), "n_val": len(data.y_val),
+               "n_test": len(data.y_test), "n_classes": int(data.n_classes),
+               "selections": {}, "configs": {},
+               "cost": {"replay_seconds": 0.0, "replay_train_seconds": 0.0,
+                        "study_train_seconds": 0.0, "study_configs": 0,
+                        "recorded_fit_seconds_replayed": 0.0,
+                        "fraction_measured": float("nan"), "fraction_recorded": float("nan")}}
+    result = ReplayResult(arrays, sidecar)
+    write_replay(result, out_npz)
+    print(f"{runs_path} holds no records (every config failed): wrote the labels only -> "
+          f"{out_npz}", file=stream, flush=True)
     return result

@@ -52,6 +52,7 @@ rule plot:
 rule figures:
     input:
         rules.plot.output,
+        extra_figures,
 
 
 rule report:
@@ -61,6 +62,7 @@ rule report:
     # --config overrides are kept.
     input:
         rules.plot.output,
+        extra_figures,
     output:
         f"{RESULTS}/report.html",
     log:

@@ -238,19 +238,31 @@ def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return {"logloss": logloss_proba(p, y), "brier": brier_proba(p, y), "ece": ece_proba(p, y)}
 
 
-def calibrate_and_score(val_logits: np.ndarray, y_val: np.ndarray, test_logits: np.ndarray,
-                        y_test: np.ndarray, names: tuple[str, ...] = CALIBRATORS
-                        ) -> dict[str, dict[str, float]]:
-    """calibrator -> its test scores, each calibrator fit on (val_logits, y_val).
-
-    ``none``'s log loss is computed from the logits (log-softmax), as the records do, so that a
-    confident mistake whose probability underflows to 0 still has its finite loss."""
+def calibrated_test_proba(val_logits: np.ndarray, y_val: np.ndarray, test_logits: np.ndarray,
+                          names: tuple[str, ...] = CALIBRATORS) -> dict[str, np.ndarray]:
+    """calibrator -> its test probabilities, each calibrator fit on (val_logits, y_val)."""
     k = val_logits.shape[1]
+    return {name: make_calibrator(name, k).fit(val_logits, y_val).predict_proba(test_logits)
+            for name in names}
+
+
+def score_calibrated(proba: dict[str, np.ndarray], test_logits: np.ndarray, y_test: np.ndarray
+                     ) -> dict[str, dict[str, float]]:
+    """calibrator -> test scores of its probabilities. ``none``'s log loss is computed from the
+    logits (log-softmax), as the records do, so that a confident mistake whose probability
+    underflows to 0 still has its finite loss."""
     out = {}
-    for name in names:
-        cal = make_calibrator(name, k).fit(val_logits, y_val)
-        s = scores(cal.predict_proba(test_logits), y_test)
+    for name, p in proba.items():
+        s = scores(p, y_test)
         if name == "none":
             s["logloss"] = logloss(test_logits, y_test)
         out[name] = s
     return out
+
+
+def calibrate_and_score(val_logits: np.ndarray, y_val: np.ndarray, test_logits: np.ndarray,
+                        y_test: np.ndarray, names: tuple[str, ...] = CALIBRATORS
+                        ) -> dict[str, dict[str, float]]:
+    """calibrator -> its test scores, each calibrator fit on (val_logits, y_val)."""
+    proba = calibrated_test_proba(val_logits, y_val, test_logits, names)
+    return score_calibrated(proba, test_logits, y_test)

@@ -14,14 +14,14 @@ REPLAY_DIR = "replay"
 DIAGNOSTICS_SUMMARY_DIR = "summary/diagnostics"
 
 
-def runs_file(results: str | Path, model: str, dataset: str, split: int) -> Path:
+def runs_file(results: str | Path, model: str, dataset: str, split: int | str) -> Path:
     """The per-epoch records of one (model, dataset, split) (written by the train rule)."""
-    return Path(results) / "runs" / model / dataset / f"split{int(split)}.parquet"
+    return Path(results) / "runs" / model / dataset / f"split{split}.parquet"
 
 
-def replay_npz(results: str | Path, model: str, dataset: str, split: int) -> Path:
+def replay_npz(results: str | Path, model: str, dataset: str, split: int | str) -> Path:
     """Replayed logits of one (model, dataset, split)."""
-    return Path(results) / REPLAY_DIR / model / dataset / f"split{int(split)}.npz"
+    return Path(results) / REPLAY_DIR / model / dataset / f"split{split}.npz"
 
 
 def replay_sidecar(npz: str | Path) -> Path:
@@ -50,3 +50,31 @@ def logits_key(part: str, regime: str, stopping: str) -> str:
     if part not in ("val", "test"):
         raise ValueError(f"part must be 'val' or 'test', got {part!r}")
     return f"{part}_logits__{replay_key(regime, stopping)}"
+
+
+#: table key -> file name in the diagnostics folder (written by ``tabbench diagnose``)
+DIAGNOSTIC_TABLE_FILES: dict[str, str] = {
+    "selection": "selection_bias.parquet",  # per split × regime × stopping metric
+    "selection_datasets": "selection_bias_datasets.parquet",  # per dataset (mean over splits)
+    "optimism": "optimism_summary.parquet",
+    "curve": "winners_curse.parquet",  # per split × stopping metric × subset size
+    "curve_summary": "winners_curse_summary.parquet",
+    "regret": "regret_summary.parquet",
+    "scores": "calibrators.parquet",  # per split × regime × stopping × calibrator
+    "calibrators_relative": "calibrators_relative.parquet",  # per dataset, vs TS
+    "calibrators_summary": "calibrators_summary.parquet",
+    "reliability": "reliability.parquet",  # pooled and example-dataset diagrams
+    "reliability_ece": "reliability_ece.parquet",
+    "cost": "replay_cost.parquet",  # per replayed split
+    "cost_summary": "replay_cost_summary.parquet",
+}
+DIAGNOSTIC_OTHER_FILES: dict[str, str] = {"markdown": "diagnostics.md", "meta": "meta.json"}
+
+#: stems of the diagnostic figures (``results/figures/{stem}.{pdf,png}``), in drawing order
+DIAGNOSTIC_FIGURE_STEMS: tuple[str, ...] = (
+    "diag_reliability",
+    "diag_reliability_example",
+    "diag_calibrators",
+    "diag_winners_curse",
+    "diag_regret",
+)
