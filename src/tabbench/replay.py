@@ -28,9 +28,11 @@ and likewise the test logloss; otherwise :class:`ReplayMismatchError` names both
 nothing is written. A trainer that is not deterministic (or a changed config, data or library)
 is caught here instead of silently feeding wrong logits into the diagnostics.
 
-Cost: the sidecar records the replay's wall time, the study's training time of the split (the
-sum over configs of the last ``fit_seconds``) and a machine-independent estimate, the recorded
-``fit_seconds`` of the replayed epochs, as fractions of the study's training.
+Cost: the sidecar records the replay's wall and CPU time, the study's training time of the
+split (the sum over configs of the last ``fit_seconds``) and a machine-independent estimate,
+the recorded ``fit_seconds`` up to the replayed epochs, as fractions of the study's training
+(``fraction_measured``: replay wall time / study training; ``fraction_recorded``: recorded
+time of the replayed epochs / study training, i.e. the same machine and load as the study).
 """
 
 from __future__ import annotations
@@ -318,7 +320,7 @@ def run_replay_job(
     from tabbench.select import read_records
 
     stream = progress if progress is not None else sys.stderr
-    t_start = time.perf_counter()
+    t_start, cpu_start = time.perf_counter(), time.process_time()
     records = read_records(runs_path).to_pandas()
     if records.empty:  # every config failed: nothing selected, nothing to replay
         return _write_empty(runs_path, processed_path, splits_path, out_npz, seed, stream)
@@ -344,6 +346,9 @@ def run_replay_job(
     cost = result.sidecar["cost"]
     # the whole job (records, data, training, check), not only replay_split's part
     cost["replay_seconds"] = time.perf_counter() - t_start
+    # CPU time of this process: what the replay cost on a machine shared with other jobs,
+    # where its wall time is inflated (GPU work is not in it)
+    cost["replay_cpu_seconds"] = time.process_time() - cpu_start
     study = cost["study_train_seconds"]
     cost["fraction_measured"] = cost["replay_seconds"] / study if study > 0 else float("nan")
     write_replay(result, out_npz)

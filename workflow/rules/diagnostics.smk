@@ -58,8 +58,10 @@ rule diagnose:
         "../../environment.yml"
     threads: 4
     params:
-        results=RESULTS,
-        out=DIAGNOSTICS_DIR,
+        results=lambda wildcards, output: results_of_diagnostics_dir(
+            os.path.dirname(output[0])
+        ),
+        out=lambda wildcards, output: os.path.dirname(output[0]),
         pairs=diagnose_pairs_arg,
         n_splits=CFG["n_splits"],
     shell:
@@ -77,8 +79,8 @@ rule plot_diagnostics:
     conda:
         "../../environment.yml"
     params:
-        tables=DIAGNOSTICS_DIR,
-        out=FIGURES_DIR,
+        tables=lambda wildcards, input: os.path.dirname(input[0]),
+        out=lambda wildcards, output: os.path.dirname(output[0]),
     shell:
         "tabbench diagnostics-figures --tables {params.tables:q} --out {params.out:q}"
         " > {log:q} 2>&1"

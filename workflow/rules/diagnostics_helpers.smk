@@ -23,6 +23,7 @@ from tabbench.diagnostics.paths import (
     diagnostics_dir,
     replay_npz,
     replay_sidecar,
+    results_of_diagnostics_dir,
     runs_file,
 )
 
@@ -50,7 +51,9 @@ def cached_runs_pairs():
     pairs = []
     for folder in sorted(glob.glob(f"{RESULTS}/runs/*/*/")):
         model, dataset = os.path.normpath(folder).split(os.sep)[-2:]
-        if all(os.path.exists(runs_file(RESULTS, model, dataset, s)) for s in _splits()):
+        if all(
+            os.path.exists(runs_file(RESULTS, model, dataset, s)) for s in _splits()
+        ):
             pairs.append((model, dataset))
     return pairs
 
@@ -69,12 +72,18 @@ def diagnostics_pairs():
 def replay_targets(wildcards):
     """Every replay file of the pairs (target `replay`)."""
     return [
-        str(replay_npz(RESULTS, m, d, s)) for m, d in diagnostics_pairs() for s in _splits()
+        str(replay_npz(RESULTS, m, d, s))
+        for m, d in diagnostics_pairs()
+        for s in _splits()
     ]
 
 
 def diagnose_runs(wildcards):
-    return [str(runs_file(RESULTS, m, d, s)) for m, d in diagnostics_pairs() for s in _splits()]
+    return [
+        str(runs_file(RESULTS, m, d, s))
+        for m, d in diagnostics_pairs()
+        for s in _splits()
+    ]
 
 
 def _fresh(model, dataset, split):

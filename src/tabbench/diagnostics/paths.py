@@ -78,3 +78,12 @@ DIAGNOSTIC_FIGURE_STEMS: tuple[str, ...] = (
     "diag_winners_curse",
     "diag_regret",
 )
+
+
+def results_of_diagnostics_dir(folder: str | Path) -> Path:
+    """The results folder of a diagnostics folder (inverse of :func:`diagnostics_dir`)."""
+    folder = Path(folder)
+    depth = len(Path(DIAGNOSTICS_SUMMARY_DIR).parts)
+    if folder.parts[-depth:] != Path(DIAGNOSTICS_SUMMARY_DIR).parts:
+        raise ValueError(f"{folder} is not a <results>/{DIAGNOSTICS_SUMMARY_DIR} folder")
+    return folder.parents[depth - 1]

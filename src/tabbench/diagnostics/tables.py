@@ -301,18 +301,26 @@ def summarise_cost(cost: pd.DataFrame) -> pd.DataFrame:
     """Replay compute as a fraction of the study's training, per model and overall: measured
     (replay wall time / recorded training time) and from the records (recorded fit_seconds up
     to the replayed epochs / recorded training time, machine-independent)."""
-    cols = ["model", "n_splits", "replay_seconds", "study_train_seconds",
-            "recorded_fit_seconds_replayed", "fraction_measured", "fraction_recorded"]
+    cols = ["model", "n_splits", "replay_seconds", "replay_cpu_seconds", "study_train_seconds",
+            "recorded_fit_seconds_replayed", "fraction_measured", "fraction_cpu",
+            "fraction_recorded"]
     if cost.empty:
         return _empty(cols)
+    if "replay_cpu_seconds" not in cost:
+        cost = cost.assign(replay_cpu_seconds=np.nan)
     rows = []
     for model, g in [*cost.groupby("model", sort=True), ("all", cost)]:
         study = g["study_train_seconds"].sum()
-        rows.append({"model": model, "n_splits": len(g),
-                     "replay_seconds": g["replay_seconds"].sum(), "study_train_seconds": study,
-                     "recorded_fit_seconds_replayed": g["recorded_fit_seconds_replayed"].sum(),
-                     "fraction_measured": g["replay_seconds"].sum() / study,
-                     "fraction_recorded": g["recorded_fit_seconds_replayed"].sum() / study})
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rows.append({
+                "model": model, "n_splits": len(g),
+                "replay_seconds": g["replay_seconds"].sum(),
+                "replay_cpu_seconds": g["replay_cpu_seconds"].sum(min_count=1),
+                "study_train_seconds": study,
+                "recorded_fit_seconds_replayed": g["recorded_fit_seconds_replayed"].sum(),
+                "fraction_measured": g["replay_seconds"].sum() / study,
+                "fraction_cpu": g["replay_cpu_seconds"].sum(min_count=1) / study,
+                "fraction_recorded": g["recorded_fit_seconds_replayed"].sum() / study})
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -348,6 +356,10 @@ def diagnostics_frames(tasks: Sequence[SplitTask], jobs: int | None = None) -> d
     return out
 
 
+def _pct(x: float) -> str:
+    return "–" if x is None or not np.isfinite(x) else f"{100 * x:.1f}%"
+
+
 def _fmt(x: float, spec: str = "+.3f") -> str:
     return "–" if x is None or not np.isfinite(x) else format(x, spec)
 
@@ -363,12 +375,15 @@ def markdown(t: dict[str, Any]) -> str:
     cs = t["cost_summary"]
     if len(cs):
         lines += ["## Replay cost (fraction of the study's training)", "",
-                  "| model | splits | replay s | study training s | measured | from records |",
-                  "|---|---:|---:|---:|---:|---:|"]
+                  "Measured: the replay's wall time; CPU: its process CPU time; from records: "
+                  "the study's own recorded time up to the replayed epochs (same machine and "
+                  "load as the study). All divided by the study's recorded training time.", "",
+                  "| model | splits | replay s | study training s | measured | CPU | "
+                  "from records |", "|---|---:|---:|---:|---:|---:|---:|"]
         for r in cs.itertuples():
             lines.append(f"| {r.model} | {r.n_splits} | {r.replay_seconds:.1f} | "
-                         f"{r.study_train_seconds:.1f} | {100 * r.fraction_measured:.1f}% | "
-                         f"{100 * r.fraction_recorded:.1f}% |")
+                         f"{r.study_train_seconds:.1f} | {_pct(r.fraction_measured)} | "
+                         f"{_pct(r.fraction_cpu)} | {_pct(r.fraction_recorded)} |")
         lines.append("")
     opt = t["optimism"]
     if len(opt):
