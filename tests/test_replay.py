@@ -232,3 +232,39 @@ def test_xgboost_logits_at_equal_the_recorded_rounds(dataset):
     for r in (2, 9):
         np.testing.assert_allclose(got[r][0], val[r - 1], rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(got[r][1], test[r - 1], rtol=1e-6, atol=1e-6)
+
+
+def test_cli_replays_and_fails_with_both_numbers(dataset, tmp_path, capsys):
+    from tabbench import cli
+
+    processed, splits = dataset
+    runs = tmp_path / "runs" / "xgboost" / "toy" / "split0.parquet"
+    run_train_job("xgboost", "toy", 0, processed, splits, runs, n_configs=1, epochs=EPOCHS,
+                  seed=2, progress=io.StringIO())
+    args = ["replay", "--runs", str(runs), "--processed", str(processed), "--splits",
+            str(splits), "--seed", "2"]
+    out = tmp_path / "replay" / "split0.npz"
+    assert cli.main(args + ["--out", str(out)]) == 0
+    assert out.exists() and replay_sidecar(out).exists()
+    # the wrong seed: the tuned config subsamples differently, the self-check fails, the CLI
+    # says why and writes nothing
+    bad = tmp_path / "bad" / "split0.npz"
+    wrong = [a if a != "2" else "3" for a in args]
+    assert json.loads(read_records(runs).column("params")[-1].as_py())["subsample"] < 1
+    assert cli.main(wrong + ["--out", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "tabbench replay: error:" in err and "!= recorded" in err
+    assert not bad.exists()
+
+
+def test_empty_runs_file_gives_labels_only(dataset, tmp_path):
+    from tabbench.models.recorder import empty_records
+
+    runs = tmp_path / "runs" / "mlp" / "toy" / "split0.parquet"
+    runs.parent.mkdir(parents=True)
+    empty_records().to_parquet(runs, index=False)
+    out = tmp_path / "replay.npz"
+    res = replay(runs, dataset, out)
+    arrays, side = read_replay(out)
+    assert set(arrays) == {"y_val", "y_test"} and side["selections"] == {}
+    assert res.sidecar["dataset"] == "toy" and side["model"] == "mlp"

@@ -277,9 +277,11 @@ def replay_split(
 
 
 def write_replay(result: ReplayResult, out_npz: str | Path) -> None:
-    """Write the ``.npz`` then its JSON sidecar, each atomically. The sidecar is written last:
-    readers treat an ``.npz`` without one as incomplete."""
+    """Write the ``.npz`` then its JSON sidecar, each atomically. An old sidecar is removed
+    first and the new one written last, so a crash in between leaves an ``.npz`` without a
+    sidecar, which readers treat as incomplete (never a sidecar describing other arrays)."""
     out_npz = Path(out_npz)
+    replay_sidecar(out_npz).unlink(missing_ok=True)
     with atomic_path(out_npz) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, **result.arrays)  # a file object: numpy appends no ".npz" to the name
     write_json_atomic(result.sidecar, replay_sidecar(out_npz))

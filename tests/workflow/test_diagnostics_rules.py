@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -121,3 +122,12 @@ def test_smoke_replay_and_diagnostics_end_to_end(tmp_path: Path):
     proc = ws.snakemake("--cores", "2", "-n", "figures", "--config", "preset=smoke")
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "replay_split" not in text and "rule train" not in text
+    # and the HTML report shows every diagnostic figure with its caption
+    proc = ws.snakemake("--cores", "2", "report", "--config", "preset=smoke", timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    html = (results / "report.html").read_text()
+    for stem in DIAGNOSTIC_FIGURE_STEMS:
+        assert f"filename={stem}.png;base64," in html, stem
+        caption = (REPO / "workflow" / "report" / f"{stem}.rst").read_text()
+        first_words = re.sub(r"[*_`]", "", caption.split("\n", 1)[0])[:40]
+        assert first_words in html, (stem, first_words)

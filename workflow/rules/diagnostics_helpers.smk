@@ -149,4 +149,15 @@ def diagnostic_figure_outputs():
     return out
 
 
-FIGURE_FUNCTIONS.append(lambda wildcards: diagnostic_figure_outputs())
+def diagnostic_figure_files(wildcards):
+    """The figure files as plain paths: what `figures` requires (the report() flags belong to
+    the rule's outputs only; a flagged *input* would reach the report with an unresolved
+    caption)."""
+    return [
+        f"{FIGURES_DIR}/{stem}.{ext}"
+        for stem in DIAGNOSTIC_FIGURE_STEMS
+        for ext in ("pdf", "png")
+    ]
+
+
+FIGURE_FUNCTIONS.append(diagnostic_figure_files)
