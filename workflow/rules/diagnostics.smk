@@ -26,7 +26,7 @@ rule replay_split:
     log:
         f"{RESULTS}/logs/replay/{{model}}/{{dataset}}/split{{split}}.log",
     wildcard_constraints:
-        model="|".join(sorted(TRAINERS)),
+        model=REPLAY_MODEL_PATTERN,
         split=r"\d+",
     conda:
         "../../environment.yml"

@@ -1,7 +1,7 @@
 # Helpers of workflow/rules/diagnostics.smk (kept apart from the rules, as Snakemake's linter
 # asks). Needs common.smk, data_helpers.smk (processed_path, splits_path, kept_datasets),
-# train_helpers.smk (train_gpus, train_gpu_flags, train_mlp_flags, NotARerunTrigger) and
-# report_helpers.smk (FIGURES_DIR, report_flag) to be included first.
+# train_helpers.smk (TRAINERS, NN_MODELS, train_gpus, train_gpu_flags, train_mlp_flags,
+# NotARerunTrigger) and report_helpers.smk (FIGURES_DIR, report_flag) to be included first.
 #
 # Two modes, as for the summary (report.smk):
 #   * the (model, dataset) pairs are the study's (data checkpoint done) or, without it, those
@@ -33,6 +33,19 @@ REPLAY_SIDECAR = str(replay_sidecar(REPLAY_NPZ))
 # relative tolerance of the replay's self-check (CPU training reproduces the records exactly)
 REPLAY_RTOL = float(CFG.get("replay_rtol") or 1e-5)
 PLANNING_TARGETS = {"replay", "diagnostics"}
+
+# What the replay shares with training (train_helpers.smk), in one place: the models (rule
+# wildcard), the device of a model's jobs, and its trainer-option flags (e.g. the MLP's one-hot
+# cap), which `tabbench replay` takes exactly as `tabbench train` does.
+REPLAY_MODEL_PATTERN = "|".join(sorted(TRAINERS))
+
+
+def replay_device(model):
+    return CFG["device"] if model in NN_MODELS else "cpu"
+
+
+def replay_option_flags(wildcards):
+    return train_mlp_flags(wildcards)
 
 
 def replay_planned():
@@ -119,11 +132,9 @@ def replay_flags(wildcards):
     determined by its runs file (whose change reruns it through the file's time), and seed,
     device, one-hot cap or tolerance never change what a correct replay writes — so a changed
     option never makes `figures` retrain anything."""
-    model = wildcards.model
-    device = CFG["device"] if model in NN_MODELS else "cpu"
     return NotARerunTrigger(
-        f" --seed {CFG['seed']} --device {device} --rtol {REPLAY_RTOL:g}"
-        f"{train_gpu_flags(wildcards)}{train_mlp_flags(wildcards)}"
+        f" --seed {CFG['seed']} --device {replay_device(wildcards.model)}"
+        f" --rtol {REPLAY_RTOL:g}{train_gpu_flags(wildcards)}{replay_option_flags(wildcards)}"
     )
 
 
