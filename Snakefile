@@ -20,6 +20,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/select.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/diagnostics.smk"
 
 
 # Short bookkeeping rules run where Snakemake runs (on a cluster: not through the SLURM queue).
@@ -31,6 +32,10 @@ localrules:
     plot,
     figures,
     report,
+    replay,
+    diagnose,
+    plot_diagnostics,
+    diagnostics,
 
 
 rule all:

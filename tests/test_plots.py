@@ -161,6 +161,9 @@ def test_cli_regenerates_from_a_results_folder(results, drawn, tmp_path):
     out = tmp_path / "out"
     assert cli.main(["figures", "--results", str(results), "--out", str(out), "--jobs", "1"]) == 0
     assert all(p.exists() for p in figure_files(out))
+    # the diagnostics too (records only here: no replay files)
+    assert (out / "diag_winners_curse.png").exists() and (out / "diag_regret.png").exists()
+    assert (out / "summary" / "diagnostics" / "selection_bias.parquet").exists()
     summary, _, _ = drawn
     pd.testing.assert_frame_equal(read_summary(out / "summary")["summary"], summary["summary"])
     selected, counts = collect_selected(results, jobs=1, reselect=True)

@@ -95,7 +95,7 @@ def test_cli_cap_for_another_model_is_an_error(dataset, tmp_path, capsys):
     out = tmp_path / "xgb.parquet"
     rc = cli_main([*_argv(dataset, out, model="xgboost"), "--mlp-max-one-hot-levels", "5"])
     assert rc == 2
-    assert "applies to --model mlp only, not xgboost" in capsys.readouterr().err
+    assert "applies to model mlp only, not xgboost" in capsys.readouterr().err
     assert not out.exists() and not part_dir(out).exists()
 
 

@@ -81,7 +81,8 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
 def regenerate(results: str | Path, out: str | Path, large_rows: int = LARGE_ROWS,
                jobs: int | None = None, reselect: bool = False) -> dict[str, float]:
     """Selection (where needed), summary tables (``out/summary/``) and every figure (``out/``)
-    from ``results``; returns the seconds spent per stage and the pair counts."""
+    from ``results``, the diagnostics included (:func:`regenerate_diagnostics`); returns the
+    seconds spent per stage and the pair and replay counts."""
     from tabbench.plots import make_figures
 
     t0 = time.perf_counter()
@@ -93,5 +94,21 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int = LARGE_ROW
     t2 = time.perf_counter()
     make_figures(frames, out)
     t3 = time.perf_counter()
+    diag = regenerate_diagnostics(results, out, jobs)
+    t4 = time.perf_counter()
     return {"select_s": t1 - t0, "aggregate_s": t2 - t1, "figures_s": t3 - t2,
-            "total_s": t3 - t0, **counts}
+            "diagnostics_s": t4 - t3, "total_s": t4 - t0, **counts, **diag}
+
+
+def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | None = None
+                           ) -> dict[str, int]:
+    """Diagnostic tables (``out/summary/diagnostics``) and figures (``out/``) from the runs and
+    replay files of ``results`` (docs/diagnostics.md); replays are never run here: missing or
+    stale ones are counted and left out. Returns the replay counts."""
+    from tabbench.diagnostics.paths import diagnostics_dir
+    from tabbench.diagnostics.tables import diagnose
+    from tabbench.plots.diagnostics import make_diagnostic_figures
+
+    tables = diagnose(results, diagnostics_dir(out), jobs=jobs)
+    make_diagnostic_figures(tables, out)
+    return {f"replay_{k}": v for k, v in tables["meta"]["replay"].items()}

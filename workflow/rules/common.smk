@@ -64,3 +64,15 @@ def interrupted_hint(log, success):
 
 
 END_FUNCTIONS.append(interrupted_hint)
+
+
+# Functions (wildcards) -> list of figure files that the `figures` target (and so the HTML
+# report) includes besides the paper's figures; e.g. diagnostics.smk adds its figures here.
+FIGURE_FUNCTIONS = []
+
+
+def extra_figures(wildcards):
+    out = []
+    for fn in FIGURE_FUNCTIONS:
+        out.extend(fn(wildcards))
+    return out

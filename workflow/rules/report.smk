@@ -54,6 +54,7 @@ rule plot:
 rule figures:
     input:
         rules.plot.output,
+        extra_figures,
 
 
 rule report:
@@ -63,6 +64,7 @@ rule report:
     # --config overrides are kept.
     input:
         rules.plot.output,
+        extra_figures,
     output:
         f"{RESULTS}/report.html",
     log:

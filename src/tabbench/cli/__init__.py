@@ -19,6 +19,7 @@ COMMAND_MODULES: list[str] = [
     "tabbench.cli.data",
     "tabbench.cli.results",
     "tabbench.cli.train",
+    "tabbench.cli.diagnostics",
 ]
 
 

@@ -72,9 +72,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default <tmp>/tabbench-gpu-locks)")
     p.add_argument("--gpu-claim-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                    help="config gpu_claim_timeout: seconds to wait for a free GPU")
-    # every registered model's trainer options (config <model>_<option>); SUPPRESS: absent
-    # unless given, so that giving one to another model is an error, not ignored
-    for name, spec in models.items():
+    add_trainer_option_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_trainer_option_arguments(p: argparse.ArgumentParser) -> None:
+    """Every registered model's trainer options as flags ``--<model>-<option>`` (config
+    ``<model>_<option>``); shared by ``tabbench train`` and ``tabbench replay``, which must
+    build the same trainer. SUPPRESS: absent unless given, so that giving one to another model
+    is an error, not ignored."""
+    for name, spec in get_models().items():
         for option in spec.options:
             p.add_argument(option.cli_flag(name), dest=_option_dest(name, option),
                            type=option_value_type(option), default=argparse.SUPPRESS,
@@ -82,11 +89,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            help=f"config {option.config_key(name)} (--model {name} only): "
                                 f"{option.help} (default "
                                 f"{option.cli_text(option.default)})")
-    p.set_defaults(func=run)
 
 
 def _option_dest(model: str, option: TrainerOption) -> str:
     return f"option__{model}__{option.name}"
+
+
+def given_trainer_options(args: argparse.Namespace, model: str, prog: str
+                          ) -> dict[str, Any] | None:
+    """The trainer options given on the command line for ``model`` (option name -> value);
+    None, after printing an error, if one of another model's options was given."""
+    options = {}
+    for name, spec in get_models().items():
+        for option in spec.options:
+            dest = _option_dest(name, option)
+            if not hasattr(args, dest):
+                continue
+            if model != name:
+                print(f"{prog}: error: {option.cli_flag(name)} applies to model {name} only, "
+                      f"not {model}", file=sys.stderr)
+                return None
+            options[option.name] = getattr(args, dest)
+    return options
 
 
 def _log_to_stderr() -> None:
@@ -108,17 +132,9 @@ def run(args: argparse.Namespace) -> int:
     from tabbench.gpu import GpuUnavailableError
     from tabbench.train_job import TrainInterrupted, run_train_job, stop_on_signals
 
-    options = {}
-    for name, spec in get_models().items():
-        for option in spec.options:
-            dest = _option_dest(name, option)
-            if not hasattr(args, dest):
-                continue
-            if args.model != name:
-                print(f"tabbench train: error: {option.cli_flag(name)} applies to --model "
-                      f"{name} only, not {args.model}", file=sys.stderr)
-                return 2
-            options[option.name] = getattr(args, dest)
+    options = given_trainer_options(args, args.model, "tabbench train")
+    if options is None:
+        return 2
     _log_to_stderr()
     try:
         with stop_on_signals():

@@ -52,6 +52,11 @@ class StoppingMetric:
     single-epoch float64 definition (N, K) -> float, the oracle the tests hold ``batched`` to.
     ``description``: one line for figure captions. ``raw_method``: also report the raw test
     metric of this stopping (the paper's "Logloss" next to "Logloss+TS").
+    ``test_counterpart``: the recorded test metric (the suffix of a ``test_*`` column, e.g.
+    ``"logloss_ts"``) that estimates the same quantity out of sample, for the winner's-curse
+    diagnostic (optimism = test − validation at the chosen epoch); None = no such column, no
+    optimism. ``counterpart_is_exact``: False when that column is only the closest recorded
+    one (e.g. isotonic refinement against the test log loss after TS).
     """
 
     id: str
@@ -60,6 +65,8 @@ class StoppingMetric:
     reference: ReferenceFn | None = None
     description: str = ""
     raw_method: bool = False
+    test_counterpart: str | None = None
+    counterpart_is_exact: bool = True
 
     def __post_init__(self) -> None:
         check_id(self.id, "a stopping metric's id")

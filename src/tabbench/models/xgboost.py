@@ -30,7 +30,7 @@ from __future__ import annotations
 import ctypes
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -183,6 +183,40 @@ class XGBoostTrainer:
             else:
                 fit_seconds += time.perf_counter() - t
                 times[j - 1] = fit_seconds
+
+
+    def logits_at(
+        self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext,
+        rounds: Sequence[int],
+    ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """round -> (val logits, test logits) (float32, (N, K)) of the model after each of
+        ``rounds``, for the replay of selected models (:mod:`tabbench.replay`).
+
+        The same boosting as :meth:`train` (same params, seed and training DMatrix), up to the
+        last wanted round only, with no per-round prediction; then one prediction per wanted
+        round with ``iteration_range=(0, r)``, which equals the incremental margins
+        :meth:`train` records (tested; the replay's self-check compares them again).
+        """
+        rounds = sorted({int(r) for r in rounds})
+        if not rounds or rounds[0] < 1 or rounds[-1] > ctx.n_epochs:
+            raise ValueError(f"rounds must lie in 1..{ctx.n_epochs}, got {rounds}")
+        K = data.n_classes
+        bparams = xgb_params(params, K, ctx)
+        _check_categories(data)
+        n_val = len(data.y_val)
+        dtrain = _dmatrix(data.X_train, data.y_train, ctx.threads)
+        deval = _eval_dmatrix(pd.concat([data.X_val, data.X_test], ignore_index=True),
+                              ctx.threads)
+        bst = xgb.Booster(bparams, [dtrain])
+        self.booster = bst
+        for i in range(rounds[-1]):
+            bst.update(dtrain, iteration=i)
+        out = {}
+        for r in rounds:
+            margin = bst.predict(deval, output_margin=True, iteration_range=(0, r))
+            logits = to_logits(np.asarray(margin, dtype=np.float32), K)
+            out[r] = (logits[:n_val], logits[n_val:])
+        return out
 
 
 def _check_categories(data: SplitData) -> None:

@@ -8,7 +8,7 @@ tables instead of trusting that the right numbers were passed in.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt  # noqa: E402  (after style sets the backend)
@@ -56,11 +56,12 @@ def _read_box(bp: dict, i: int) -> dict[str, float]:
 
 
 def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequence[str],
-              data: pd.DataFrame, group_col: str, value_col: str, seed: int = 0
-              ) -> list[dict]:
+              data: pd.DataFrame, group_col: str, value_col: str, seed: int = 0,
+              colour: Callable[[str], str] | None = None) -> list[dict]:
     """One box per (group, model) present in ``data``; points overlaid. Returns per box: the
     group, model, plotted point values (from the scatter's offsets, in dataset order) and the
-    box statistics (from the box artists)."""
+    box statistics (from the box artists). ``colour`` (name -> colour) replaces the model
+    palette, e.g. when the boxes are not models."""
     rng = np.random.default_rng(seed)
     n_models = max(1, len(models))
     width = 0.8 / n_models
@@ -73,7 +74,8 @@ def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequ
             sub = sub.sort_values("dataset")
             values = sub[value_col].to_numpy(dtype=float)
             pos = gi + (mi - (n_models - 1) / 2) * width
-            colour = model_colour(model, list(all_models))
+            colour_ = (colour(model) if colour is not None
+                       else model_colour(model, list(all_models)))
             # ax.bxp with our own statistics: ax.boxplot(whis=(10, 90)) would end each whisker
             # at the most extreme *data point* inside the quantile, not at the quantile itself
             st = box_stats(values)
@@ -81,11 +83,11 @@ def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequ
                           "whislo": st["q10"], "whishi": st["q90"], "fliers": []}],
                         positions=[pos], widths=width * 0.8, showfliers=False,
                         patch_artist=True, manage_ticks=False,
-                        boxprops={"facecolor": colour, "alpha": 0.35, "edgecolor": colour},
+                        boxprops={"facecolor": colour_, "alpha": 0.35, "edgecolor": colour_},
                         medianprops={"color": "black", "linewidth": 1.4, "zorder": 4},
-                        whiskerprops={"color": colour}, capprops={"color": colour})
+                        whiskerprops={"color": colour_}, capprops={"color": colour_})
             x = pos + rng.uniform(-_JITTER, _JITTER, len(values)) * width
-            sc = ax.scatter(x, values, s=5, color=colour, alpha=0.75, linewidths=0, zorder=3)
+            sc = ax.scatter(x, values, s=5, color=colour_, alpha=0.75, linewidths=0, zorder=3)
             drawn.append({
                 group_col: group,
                 "model": model,

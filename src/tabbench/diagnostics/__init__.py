@@ -1,0 +1,15 @@
+"""Diagnostics of the chosen models (issue 14; docs/diagnostics.md).
+
+- :mod:`~tabbench.diagnostics.paths`: where replay files, tables and figures live (one place);
+- :mod:`~tabbench.diagnostics.calibrators`: none, TS, isotonic, Platt / vector scaling;
+- :mod:`~tabbench.diagnostics.reliability`: reliability-diagram bins and their pooling;
+- :mod:`~tabbench.diagnostics.selection_bias`: optimism, winner's-curse curve and regret from
+  the per-epoch records alone;
+- :mod:`~tabbench.diagnostics.tables`: all of it over a results folder (``tabbench diagnose``);
+- :mod:`tabbench.cli.diagnostics`: the CLI (``replay``, ``diagnose``,
+  ``diagnostics-figures``).
+
+The replay itself (retraining the selected models for their logits) is :mod:`tabbench.replay`;
+the figures are :mod:`tabbench.plots.diagnostics`. Importing this package imports nothing heavy
+(the workflow reads :mod:`~tabbench.diagnostics.paths` at parse time).
+"""

@@ -1,0 +1,134 @@
+"""The diagnostics rules (issue 14): `figures` draws the diagnostic figures from what results/
+holds and never plans a replay; `replay`/`diagnostics` plan one replay per split; fresh replay
+files are used, stale ones neither used nor replayed; and (slow) the whole thing end to end on
+the smoke preset: `snakemake replay diagnostics` retrains, passes the self-check and writes
+every diagnostic figure and table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+from fixtures.replay_fixtures import write_fake_replay
+from test_results_rules import (  # noqa: F401  (workspace is a fixture)
+    DATASETS,
+    MODELS,
+    N_SPLITS,
+    RULES,
+    _planned_jobs,
+    _snakemake,
+    workspace,
+)
+from workspace import Workspace
+
+from tabbench.diagnostics.paths import (
+    DIAGNOSTIC_FIGURE_STEMS,
+    DIAGNOSTIC_TABLE_FILES,
+    replay_npz,
+    replay_sidecar,
+    runs_file,
+)
+from tabbench.presets import PRESETS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def diag_workspace(workspace: Path) -> Path:  # noqa: F811
+    """test_results_rules' cached-results workspace (synthetic runs, no data/) with the
+    diagnostics rules included."""
+    snakefile = workspace / "Snakefile"
+    report = f'include: "{RULES}/report.smk"\n'
+    text = snakefile.read_text()
+    assert report in text
+    snakefile.write_text(text.replace(report, report + f'include: "{RULES}/diagnostics.smk"\n'))
+    return workspace
+
+
+def _meta(ws: Path) -> dict:
+    return json.loads((ws / "results" / "summary" / "diagnostics" / "meta.json").read_text())
+
+
+def test_figures_draw_the_diagnostics_and_never_plan_a_replay(diag_workspace: Path):
+    ws = diag_workspace
+    planned = _planned_jobs(ws, "figures")
+    assert "replay_split" not in planned
+    assert planned["diagnose"] == 1 and planned["plot_diagnostics"] == 1
+    # the replay targets do plan one replay per split
+    n = len(MODELS) * len(DATASETS) * N_SPLITS
+    assert _planned_jobs(ws, "replay")["replay_split"] == n
+    assert _planned_jobs(ws, "diagnostics")["replay_split"] == n
+
+    _snakemake(ws, "figures")
+    for stem in DIAGNOSTIC_FIGURE_STEMS:
+        for ext in ("pdf", "png"):
+            assert (ws / "results" / "figures" / f"{stem}.{ext}").stat().st_size > 1000
+    for name in DIAGNOSTIC_TABLE_FILES.values():
+        assert (ws / "results" / "summary" / "diagnostics" / name).exists()
+    assert _meta(ws)["replay"] == {"used": 0, "stale": 0, "missing": n}
+    assert not (ws / "data").exists()
+    assert _planned_jobs(ws, "figures") == {}
+
+
+def test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed(diag_workspace: Path):
+    ws = diag_workspace
+    results = ws / "results"
+    _snakemake(ws, "figures")
+    model, dataset = MODELS[0], DATASETS[0].name
+    for split in range(N_SPLITS):
+        write_fake_replay(results, model, dataset, split)
+    planned = _planned_jobs(ws, "figures")
+    assert "replay_split" not in planned and planned["diagnose"] == 1
+    _snakemake(ws, "figures")
+    assert _meta(ws)["replay"]["used"] == N_SPLITS
+
+    # split 0 is retrained (its runs file is newer than its replay): the stale replay is not
+    # an input any more and `figures` does not replay it
+    runs = runs_file(results, model, dataset, 0)
+    later = time.time() + 5
+    os.utime(runs, (later, later))
+    planned = _planned_jobs(ws, "figures")
+    assert "replay_split" not in planned and "train" not in planned
+    assert replay_npz(results, model, dataset, 0).exists()
+
+
+@pytest.mark.slow
+def test_smoke_replay_and_diagnostics_end_to_end(tmp_path: Path):
+    """The issue's acceptance command on the smoke preset (bundled segment and kc1)."""
+    ws = Workspace(tmp_path / "wf", demo=["segment", "kc1"])
+    proc = ws.snakemake("--cores", "2", "replay", "diagnostics", "--config", "preset=smoke",
+                        timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = ws.root / "results"
+    n = 0
+    for model in PRESETS["smoke"]["models"]:
+        for dataset in PRESETS["smoke"]["suite"]:
+            npz = replay_npz(results, model, dataset, 0)
+            side = json.loads(replay_sidecar(npz).read_text())
+            assert len(side["selections"]) == 16  # 2 regimes x 8 stopping metrics
+            for entry in side["selections"].values():  # the self-check's numbers
+                assert abs(entry["val_logloss_replayed"] - entry["val_logloss_recorded"]) <= (
+                    1e-5 * abs(entry["val_logloss_recorded"]))
+            n += 1
+    for stem in DIAGNOSTIC_FIGURE_STEMS:
+        assert (results / "figures" / f"{stem}.png").stat().st_size > 1000
+    meta = json.loads((results / "summary" / "diagnostics" / "meta.json").read_text())
+    assert meta["replay"] == {"used": n, "stale": 0, "missing": 0}
+    # from now on the figures come from the cache: nothing is retrained or replayed
+    proc = ws.snakemake("--cores", "2", "-n", "figures", "--config", "preset=smoke")
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "replay_split" not in text and "rule train" not in text
+    # and the HTML report shows every diagnostic figure with its caption
+    proc = ws.snakemake("--cores", "2", "report", "--config", "preset=smoke", timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    html = (results / "report.html").read_text()
+    for stem in DIAGNOSTIC_FIGURE_STEMS:
+        assert f"filename={stem}.png;base64," in html, stem
+        caption = (REPO / "workflow" / "report" / f"{stem}.rst").read_text()
+        first_words = re.sub(r"[*_`]", "", caption.split("\n", 1)[0])[:40]
+        assert first_words in html, (stem, first_words)

@@ -1,0 +1,174 @@
+# Helpers of workflow/rules/diagnostics.smk (kept apart from the rules, as Snakemake's linter
+# asks). Needs common.smk, data_helpers.smk (processed_path, splits_path, kept_datasets),
+# train_helpers.smk (model_names, is_network, train_gpus, train_gpu_flags, train_option_flags,
+# NotARerunTrigger) and report_helpers.smk (FIGURES_DIR, report_flag) to be included first.
+#
+# Two modes, as for the summary (report.smk):
+#   * the (model, dataset) pairs are the study's (data checkpoint done) or, without it, those
+#     whose runs files are all in results/ (cache mode);
+#   * replay files are *planned* (missing ones retrained) only when this invocation asks for
+#     the target `replay` or `diagnostics`; any other target (`figures`, `report`, `all`) uses
+#     the replay files present and up to date (newer than their runs file) and never schedules
+#     a replay.
+import glob
+import os
+import shlex
+
+from snakemake.exceptions import IncompleteCheckpointException
+
+from tabbench.diagnostics.paths import (
+    DIAGNOSTIC_FIGURE_STEMS,
+    DIAGNOSTIC_OTHER_FILES,
+    DIAGNOSTIC_TABLE_FILES,
+    diagnostics_dir,
+    replay_npz,
+    replay_sidecar,
+    results_of_diagnostics_dir,
+    runs_file,
+)
+
+DIAGNOSTICS_DIR = str(diagnostics_dir(RESULTS))
+REPLAY_NPZ = str(replay_npz(RESULTS, "{model}", "{dataset}", "{split}"))
+REPLAY_SIDECAR = str(replay_sidecar(REPLAY_NPZ))
+# relative tolerance of the replay's self-check (CPU training reproduces the records exactly)
+REPLAY_RTOL = float(CFG.get("replay_rtol") or 1e-5)
+PLANNING_TARGETS = {"replay", "diagnostics"}
+
+# What the replay shares with training (train_helpers.smk), in one place: the models (rule
+# wildcard), the device of a model's jobs, and its trainer-option flags (e.g. the MLP's one-hot
+# cap), which `tabbench replay` takes exactly as `tabbench train` does.
+REPLAY_MODEL_PATTERN = "|".join(sorted(model_names()))
+
+
+def replay_device(model):
+    return CFG["device"] if is_network(model) else "cpu"
+
+
+def replay_option_flags(wildcards):
+    return train_option_flags(wildcards)
+
+
+def replay_planned():
+    """Whether the requested targets include `replay` or `diagnostics` (only then are replay
+    jobs planned; see the top of this file)."""
+    settings = getattr(workflow, "dag_settings", None)
+    return bool(set(getattr(settings, "targets", None) or ()) & PLANNING_TARGETS)
+
+
+def _splits():
+    return range(CFG["n_splits"])
+
+
+def cached_runs_pairs():
+    """(model, dataset) pairs whose runs files of every split are in results/."""
+    pairs = []
+    for folder in sorted(glob.glob(f"{RESULTS}/runs/*/*/")):
+        model, dataset = os.path.normpath(folder).split(os.sep)[-2:]
+        if all(
+            os.path.exists(runs_file(RESULTS, model, dataset, s)) for s in _splits()
+        ):
+            pairs.append((model, dataset))
+    return pairs
+
+
+def diagnostics_pairs():
+    """Study mode or cache mode (see the top of this file)."""
+    try:
+        return [(m, d) for m in CFG["models"] for d in kept_datasets()]
+    except IncompleteCheckpointException:
+        cached = cached_runs_pairs()
+        if cached:
+            return cached
+        raise  # nothing cached: a fresh study, let Snakemake run the checkpoint first
+
+
+def replay_targets(wildcards):
+    """Every replay file of the pairs (target `replay`)."""
+    return [
+        str(replay_npz(RESULTS, m, d, s))
+        for m, d in diagnostics_pairs()
+        for s in _splits()
+    ]
+
+
+def diagnose_runs(wildcards):
+    return [
+        str(runs_file(RESULTS, m, d, s))
+        for m, d in diagnostics_pairs()
+        for s in _splits()
+    ]
+
+
+def _fresh(model, dataset, split):
+    npz = replay_npz(RESULTS, model, dataset, split)
+    side, runs = replay_sidecar(npz), runs_file(RESULTS, model, dataset, split)
+    return (
+        npz.exists()
+        and side.exists()
+        and runs.exists()
+        and side.stat().st_mtime >= runs.stat().st_mtime
+    )
+
+
+def diagnose_replays(wildcards):
+    """Replay files (and sidecars) the diagnostics read: all of them when the replay is
+    requested, else those present and fresh."""
+    planned = replay_planned()
+    out = []
+    for m, d in diagnostics_pairs():
+        for s in _splits():
+            if planned or _fresh(m, d, s):
+                npz = replay_npz(RESULTS, m, d, s)
+                out += [str(npz), str(replay_sidecar(npz))]
+    return out
+
+
+def diagnose_pairs_arg(wildcards):
+    return " ".join(shlex.quote(f"{m}/{d}") for m, d in diagnostics_pairs())
+
+
+def replay_flags(wildcards):
+    """Every option of `tabbench replay` but the paths. Not a rerun trigger: a replay is
+    determined by its runs file (whose change reruns it through the file's time), and seed,
+    device, one-hot cap or tolerance never change what a correct replay writes — so a changed
+    option never makes `figures` retrain anything."""
+    return NotARerunTrigger(
+        f" --seed {CFG['seed']} --device {replay_device(wildcards.model)}"
+        f" --rtol {REPLAY_RTOL:g}{train_gpu_flags(wildcards)}{replay_option_flags(wildcards)}"
+    )
+
+
+def diagnostic_tables():
+    return [
+        f"{DIAGNOSTICS_DIR}/{name}"
+        for name in {**DIAGNOSTIC_TABLE_FILES, **DIAGNOSTIC_OTHER_FILES}.values()
+    ]
+
+
+def diagnostic_figure_outputs():
+    out = []
+    for stem in DIAGNOSTIC_FIGURE_STEMS:
+        out.append(f"{FIGURES_DIR}/{stem}.pdf")
+        out.append(
+            report_flag(
+                f"{FIGURES_DIR}/{stem}.png",
+                caption=f"../report/{stem}.rst",
+                category="Diagnostics",
+                labels={"figure": stem},
+            )
+        )
+    return out
+
+
+def diagnostic_figure_files(wildcards):
+    """The figure files as plain paths: what `figures` requires (the report() flags belong to
+    the rule's outputs only; a flagged *input* would reach the report with an unresolved
+    caption)."""
+    return [
+        f"{FIGURES_DIR}/{stem}.{ext}"
+        for stem in DIAGNOSTIC_FIGURE_STEMS
+        for ext in ("pdf", "png")
+    ]
+
+
+FIGURE_FUNCTIONS.append(diagnostic_figure_files)
