@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.io import write_json_atomic, write_parquet_atomic, write_text_atomic
+from tabbench.layout import runs_file
 from tabbench.provenance import gather, read_runs_provenance
 from tabbench.records import TEST_METRIC_IDS, test_column, val_column
 from tabbench.select import TEST_COLUMNS
@@ -237,7 +238,7 @@ def choose_curve_run(selected: pd.DataFrame, runs_dir: str | Path | None) -> Pat
     sizes["_r"] = sizes["model"].map(rank).fillna(len(rank))
     sizes = sizes.sort_values(["_r", "n_rows", "dataset"], ascending=[True, False, True])
     for model, dataset in zip(sizes["model"], sizes["dataset"], strict=False):
-        path = Path(runs_dir) / model / dataset / "split0.parquet"
+        path = Path(runs_file(runs_dir, model, dataset, 0))
         if path.exists():
             return path
     return None
@@ -299,7 +300,7 @@ def runs_provenance(selected: pd.DataFrame, runs_dir: str | Path | None) -> dict
     pairs = selected[["model", "dataset", "split"]].drop_duplicates()
     provs = []
     for model, dataset, split in pairs.itertuples(index=False):
-        path = Path(runs_dir) / str(model) / str(dataset) / f"split{int(split)}.parquet"
+        path = Path(runs_file(runs_dir, str(model), str(dataset), int(split)))
         provs.append(read_runs_provenance(path) if path.exists() else None)
     g = gather(provs)
     return {"versions": g["versions"], "mixed_versions": g["mixed"],

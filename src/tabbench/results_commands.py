@@ -77,7 +77,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--results", type=Path, help="a results folder (runs/ and/or selected/)")
     src.add_argument("--summary", type=Path, help="a summary folder written by `aggregate`")
     p.add_argument("--out", required=True, type=Path)
-    p.add_argument("--large-rows", type=int, default=LARGE_ROWS)
+    p.add_argument("--large-rows", type=int, default=None,
+                   help="datasets with at least this many rows are 'large' (Fig. 5, G.2-G.4); "
+                        "default: the results folder's own setting (run_config.yaml, or its "
+                        f"last summary's meta.json), else {LARGE_ROWS}")
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")

@@ -25,6 +25,7 @@ import pandas as pd
 from scipy.signal import lfilter
 
 from tabbench.io import write_parquet_atomic
+from tabbench.layout import ResultsLayout
 from tabbench.records import record_columns, test_column, val_column
 
 #: epochs per model and regime, as in the paper (DESIGN.md §5)
@@ -193,7 +194,7 @@ def synthetic_run(model: str, ds: SyntheticDataset, split: int, n_configs: int,
 
 
 def run_path(results: Path, model: str, dataset: str, split: int) -> Path:
-    return Path(results) / "runs" / model / dataset / f"split{split}.parquet"
+    return Path(ResultsLayout(results).runs(model, dataset, split))
 
 
 def write_synthetic_results(results: str | Path, datasets: Iterable[SyntheticDataset],

@@ -11,11 +11,11 @@ include: "select_helpers.smk"
 
 rule select:
     input:
-        runs=lambda w: runs_of(w.model, w.dataset),
+        runs=select_input,
     output:
-        f"{RESULTS}/selected/{{model}}/{{dataset}}.parquet",
+        RESULTS_LAYOUT.selected("{model}", "{dataset}"),
     log:
-        f"{RESULTS}/logs/select/{{model}}/{{dataset}}.log",
+        RESULTS_LAYOUT.log("select", "{model}", "{dataset}"),
     wildcard_constraints:
         model="[^/]+",
         dataset="[^/]+",
