@@ -37,6 +37,7 @@ import copy
 import datetime as _dt
 import json
 import os
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -299,14 +300,16 @@ def remember(results: PathLike, config: Mapping[str, Any]) -> bool:
         "# in), written by tabbench when the first Snakemake run started jobs on it.\n"
         "# On this folder they take config.yaml's place: `snakemake figures`, `report`, a resume\n"
         "# or a single-dataset rerun use them without repeating --config. A --config that changes\n"
-        "# one of them is refused; only " + ", ".join(sorted(INVOCATION_KEYS)) + "\n"
-        "# may differ per run. To change this study on purpose, edit this file (Snakemake then\n"
-        "# reruns what the change affects); for another study use another results_dir/data_dir.\n"
+        "# one of them is refused; these may differ per run:\n"
+        "#   " + ", ".join(sorted(INVOCATION_KEYS)) + ".\n"
+        "# To change this study on purpose, edit this file (Snakemake then reruns what the\n"
+        "# change affects); for another study use another results_dir and data_dir.\n"
         f"# Written {stamp} by tabbench {tb}.\n"
     )
     text = header + yaml.safe_dump(body, sort_keys=False, default_flow_style=None)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    # a unique name (not mkstemp: its 0600 mode would make the file unreadable to colleagues)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
         tmp.write_text(text)
         try:
