@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from tabbench.aggregate import LARGE_ROWS, aggregate_frames, load_selected, write_summary
-from tabbench.layout import CachedResult, ResultsLayout, complete_results
+from tabbench.layout import SUMMARY, CachedResult, ResultsLayout, complete_results
 from tabbench.select import SELECTED_COLUMNS, select_files
 
 #: what a results folder holds for one complete (model, dataset); the old name
@@ -77,7 +77,7 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     t1 = time.perf_counter()
     runs_dir = Path(ResultsLayout(results).runs_dir)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows)
-    write_summary(frames, Path(out) / "summary")
+    write_summary(frames, Path(out) / SUMMARY)
     t2 = time.perf_counter()
     make_figures(frames, out)
     t3 = time.perf_counter()

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from workspace import Workspace, job_stats
 
 DATA_JOBS = ("train", "fetch_dataset", "filter_dataset", "split_dataset", "collect_datasets")
@@ -191,3 +192,26 @@ def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
     for model in ("xgboost", "mlp"):
         assert (runs / model / "kc1" / "split0.parquet").is_file()
     _assert_no_data_or_training(ws)
+
+
+def test_a_folder_from_before_run_config_gets_one_from_its_next_training(smoke, tmp_path):
+    with _restored(smoke, tmp_path) as ws:
+        stored = ws.root / "results" / "run_config.yaml"
+        stored.unlink()
+        _assert_no_data_or_training(ws)  # read what is cached, without it
+        res = ws.snakemake("--cores", "1", "figures", "--forcerun", "aggregate")
+        assert res.returncode == 0, _text(res)[-3000:]
+        assert "keep the 'large' threshold of its last summary (1500 rows)" in _text(res)
+        assert not stored.exists()  # drawing figures says nothing about how it was trained
+        res = ws.snakemake("--cores", "2", "results/selected/xgboost/kc1.parquet",
+                           "--forcerun", "train", "--config", "preset=smoke")
+        assert res.returncode == 0, _text(res)[-3000:]
+        assert yaml.safe_load(stored.read_text())["preset"] == "smoke"
+
+
+def test_figures_on_a_folder_without_results_say_so(tmp_path):
+    ws = Workspace(tmp_path / "wf")
+    res = ws.snakemake("--cores", "1", "-n", "figures")
+    assert res.returncode != 0
+    assert "results/ holds no complete results to draw figures from" in _text(res)
+    assert "Job stats" not in _text(res) and not (ws.root / "results").exists()
