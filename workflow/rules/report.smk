@@ -9,8 +9,9 @@
 #   * cached results only - when every target is `figures`, `report`, `plot`, `aggregate` or a
 #     file under summary/ or figures/ or report.html: the complete results the folder already
 #     holds (tabbench.layout.complete_results). No data or training job can be planned then
-#     (train_input raises, so Snakemake takes the runs files as they are), even after a changed
-#     config, a changed rule, or an interrupted run whose outputs Snakemake flagged incomplete.
+#     (train_input gives train jobs an input no rule makes, so Snakemake takes the runs files as
+#     they are), even after a changed config, a changed rule, or an interrupted run whose
+#     outputs Snakemake flagged incomplete.
 
 
 include: "report_helpers.smk"

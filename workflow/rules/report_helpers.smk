@@ -1,6 +1,7 @@
 # Helpers of workflow/rules/report.smk (kept apart from the rules, as Snakemake's linter asks).
 # Paths: tabbench.layout (RESULTS_LAYOUT); which cached results are complete:
 # tabbench.layout.complete_results (the one rule, shared with `tabbench figures --results`).
+import functools
 import os
 import shutil
 import subprocess
@@ -14,17 +15,17 @@ from tabbench.aggregate import LARGE_ROWS, SUMMARY_FILES
 from tabbench.layout import complete_results, folder_n_splits
 from tabbench.plots import FIGURE_STEMS
 
-SUMMARY_DIR = RESULTS_LAYOUT.summary_dir
-FIGURES_DIR = RESULTS_LAYOUT.figures_dir
 SUMMARY_OUTPUTS = [RESULTS_LAYOUT.summary(name) for name in SUMMARY_FILES.values()]
 # datasets with at least this many rows are "large" (paper Fig. 5: 10K); the folder's own
 # setting (run_config.yaml, or the last summary's for an older folder: tabbench.run_config)
 FIGURES_LARGE_ROWS = int(CFG.get("figures_large_rows") or LARGE_ROWS)
 
 
+@functools.cache
 def cache_n_splits():
     """Splits a cached (model, dataset) must have to be complete: the folder's n_splits
     (run_config.yaml), else the most any pair of the folder has, else the configured number.
+    Read once per invocation (every select job asks).
     """
     return folder_n_splits(RESULTS) or CFG["n_splits"]
 
@@ -43,7 +44,7 @@ _SAID = set()
 def summary_inputs(wildcards):
     """What the summary is built from. Under a figures/report target (reads_cache_only): the
     complete results the folder holds, and nothing upstream of results/ is planned (train_input
-    raises there). Otherwise (the study, `all`): every model × kept dataset, so a fresh
+    sees to it). Otherwise (the study, `all`): every model × kept dataset, so a fresh
     `snakemake` orders the figures after all training (and the checkpoint runs first).
     """
     if not reads_cache_only():

@@ -2,7 +2,8 @@
 # random draws) and records every epoch -> results/runs/{model}/{dataset}/split{split}.parquet
 # plus the failures sidecar. A killed job resumes from <output>.part/ (finished configs kept).
 # Paths: tabbench.layout (RESULTS_LAYOUT). Needs from data.smk: processed_path(ds),
-# splits_path(ds), kept_datasets(). A figures/report invocation never trains (train_input).
+# splits_path(ds), kept_datasets(), check_dataset(ds). A figures/report invocation never trains
+# (train_input).
 
 
 include: "train_helpers.smk"
