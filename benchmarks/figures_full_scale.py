@@ -25,9 +25,9 @@ from pathlib import Path
 
 from tabbench.synthetic import (
     DEMO_DATASETS,
-    PAPER_EPOCHS,
     SyntheticDataset,
     full_study_datasets,
+    paper_epochs,
     write_synthetic_results,
 )
 
@@ -95,7 +95,7 @@ def main() -> None:
         full_study_datasets())
     print("building synthetic results folders (reused when present)")
     build(args.root / "demo" / "results", list(DEMO_DATASETS), 2, 2, DEMO_EPOCHS, args.jobs)
-    build(args.root / "full" / "results", full_ds, 5, 30, PAPER_EPOCHS, args.jobs)
+    build(args.root / "full" / "results", full_ds, 5, 30, paper_epochs(), args.jobs)
 
     rows = [
         (measure("demo", args.root / "demo" / "results", args.root / "demo" / "figures",

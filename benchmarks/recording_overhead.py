@@ -5,6 +5,9 @@ Measured side by side in one run, on one bundled dataset (≥ 10K rows), interle
 - XGBoost, an HPO-like config, 1000 rounds: plain ``xgboost.train`` (no per-round output) vs the
   XGBoost trainer (incremental val/test margins every round) + the recorder (all metrics of
   DESIGN.md §4 at every round). Target: ≤ 1.25×.
+- LightGBM, an HPO-like config, 1000 rounds: plain ``lightgbm.train`` vs the LightGBM trainer
+  (per-round val/test logits from leaf indices predicted every block of rounds) + the recorder.
+  No target of its own: XGBoost's 1.25 is shown.
 - MLP, default config, 256 epochs: the same training loop (``MLPRun.train_epoch``) alone vs the
   MLP trainer (val/test logits every epoch) + the recorder. Target: ≤ 1.15×.
 
@@ -15,6 +18,7 @@ calls are timed separately on the last chunk, so that a too-expensive metric can
 ``--profile`` adds a cProfile of the metric calls (functions of ``tabbench.metrics`` by own time).
 
     python benchmarks/recording_overhead.py --data-dir data/demo --dataset MagicTelescope
+    python benchmarks/recording_overhead.py --only lightgbm --lgb-config-id 1 2 3 4 5
 
 The dataset is read from ``<data-dir>/<name>.parquet`` with its ``MANIFEST.csv`` (target column)
 and prepared the way the data layer does it (rows with missing numericals dropped, labels coded
@@ -45,6 +49,14 @@ XGB_HPO_LIKE = {
     "eta": 0.05, "max_depth": 6, "min_child_weight": 1.0, "subsample": 0.8,
     "colsample_bytree": 0.8, "colsample_bylevel": 0.8, "alpha": 1e-3, "lambda": 1.0,
     "gamma": 1e-3,
+}
+
+#: The same for LightGBM: about the geometric middle of each range of pytabkit's LGBM-HPO space
+#: (tabbench.search.lightgbm), lambda_l1 at its zero half.
+LGB_HPO_LIKE = {
+    "learning_rate": 0.03, "num_leaves": 47, "feature_fraction": 0.75, "bagging_fraction": 0.75,
+    "bagging_freq": 1, "min_data_in_leaf": 20, "min_sum_hessian_in_leaf": 4e-3,
+    "lambda_l1": 0.0, "lambda_l2": 1e-3,
 }
 
 
@@ -123,6 +135,46 @@ def _xgboost_trainer():
     return XGBoostTrainer()
 
 
+def lgb_plain(params, data, ctx) -> tuple[float, float]:
+    """``lightgbm.train`` with the trainer's parameters, positional feature names and native
+    categoricals, and nothing recorded."""
+    import lightgbm as lgb
+
+    from tabbench.models.lightgbm import lgb_params
+
+    clock = Clock()
+    bparams = lgb_params(params, data.n_classes, ctx)
+    names = [f"f{i}" for i in range(data.X_train.shape[1])]
+    cats = [i for i, c in enumerate(data.X_train.columns) if c in set(data.cat_columns)]
+    train_set = lgb.Dataset(data.X_train, label=data.y_train, params=bparams, feature_name=names,
+                            categorical_feature=cats)
+    lgb.train(bparams, train_set, num_boost_round=ctx.n_epochs)
+    return clock.read()
+
+
+def _lightgbm_trainer():
+    """Imported on use, so that the other cases run where LightGBM is not installed."""
+    from tabbench.models.lightgbm import LightGBMTrainer
+
+    return LightGBMTrainer()
+
+
+def lgb_config(config_id: int, dataset: str) -> dict:
+    """Config ``config_id`` of LightGBM's search space, seeded as ``sample_config`` seeds it
+    (drawn here directly: the model is registered for ``sample_config`` only on merge)."""
+    import optuna
+
+    from tabbench.search import lightgbm as space
+    from tabbench.search import stable_seed
+
+    if config_id == 0:
+        return dict(space.DEFAULT_CONFIG)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = optuna.samplers.RandomSampler(
+        seed=stable_seed(0, str(dataset), 0, "lightgbm", int(config_id)))
+    return dict(space.suggest(optuna.create_study(sampler=sampler).ask()))
+
+
 def mlp_plain(params, data, ctx) -> tuple[float, float]:
     clock = Clock()
     run = MLPRun(params, data, ctx)
@@ -171,14 +223,17 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=1, help="interleaved repeats; median shown")
     ap.add_argument("--xgb-rounds", type=int, default=1000)
+    ap.add_argument("--lgb-rounds", type=int, default=1000)
     ap.add_argument("--mlp-epochs", type=int, default=256)
     ap.add_argument("--xgb-config-id", type=int, nargs="+", default=None, metavar="N",
                     help="random config(s) N of the search space instead of the mid-range one "
                          "(several: one measurement each, then min/median/max of the ratios)")
-    ap.add_argument("--only", choices=["xgboost", "mlp"], default=None)
+    ap.add_argument("--lgb-config-id", type=int, nargs="+", default=None, metavar="N",
+                    help="the same for LightGBM (its search space, tabbench.search.lightgbm)")
+    ap.add_argument("--only", choices=["xgboost", "lightgbm", "mlp"], default=None)
     ap.add_argument("--device", default="cpu",
                     help="torch device of the MLP (cuda: training and logits on the GPU, "
-                         "metrics on the CPU as in the pipeline); XGBoost always runs on the CPU")
+                         "metrics on the CPU as in the pipeline); the GBDTs always run on the CPU")
     ap.add_argument("--profile", action="store_true", help="cProfile the metric calls")
     args = ap.parse_args(argv)
 
@@ -189,9 +244,13 @@ def main(argv=None) -> int:
     xgb_cfgs = ({"xgboost": XGB_HPO_LIKE} if args.xgb_config_id is None else
                 {f"xgboost config {i}": sample_config("xgboost", i, seed=0, dataset=args.dataset,
                                                       split=0) for i in args.xgb_config_id})
+    lgb_cfgs = ({"lightgbm": LGB_HPO_LIKE} if args.lgb_config_id is None else
+                {f"lightgbm config {i}": lgb_config(i, args.dataset) for i in args.lgb_config_id})
     cases = {
         **{name: (_xgboost_trainer, cfg, args.xgb_rounds, xgb_plain, 1.25)
            for name, cfg in xgb_cfgs.items()},
+        **{name: (_lightgbm_trainer, cfg, args.lgb_rounds, lgb_plain, 1.25)
+           for name, cfg in lgb_cfgs.items()},
         "mlp": (MLPTrainer, dict(get_space("mlp").DEFAULT_CONFIG), args.mlp_epochs, mlp_plain,
                 1.15),
     }

@@ -1,8 +1,15 @@
-"""Project-wide pytest setup: markers that are not in pyproject.toml."""
+"""Project-wide pytest setup: markers that are not in pyproject.toml; the ``site`` fixture."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
+
+from tabbench.metrics import registry as metrics_registry
+from tabbench.models import registry as models_registry
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -11,3 +18,22 @@ def pytest_configure(config: pytest.Config) -> None:
         "slurm: needs a real local SLURM cluster (Debian slurm-wlm + munge); "
         "runs only with TABBENCH_SLURM_TESTS=1",
     )
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on ``sys.path`` to install throwaway distributions into
+    (fixtures/plugin_dists.py). The registries are read afresh before and after the test, and
+    its modules forgotten, so no other test sees what it installed."""
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+    before = set(sys.modules)
+    metrics_registry.reload_registry()
+    models_registry.reload_registry()
+    yield root
+    for name in set(sys.modules) - before:
+        if str(root) in str(getattr(sys.modules[name], "__file__", "") or ""):
+            del sys.modules[name]
+    metrics_registry.reload_registry()
+    models_registry.reload_registry()

@@ -9,9 +9,12 @@ import pytest
 from tabbench.aggregate import (
     BASELINE,
     aggregate,
-    best_epochs,
+    aggregate_frames,
     box_stats,
     dataset_means,
+    dropped_splits,
+    mean_best_epochs,
+    method_names,
     read_summary,
     relative_difference,
     relative_differences,
@@ -56,12 +59,60 @@ def test_mean_over_splits_comes_before_the_ratio():
     means = dataset_means(sel)
     assert means.set_index("stopping").loc["logloss", "test_logloss_ts"] == 2.0
     assert means["n_splits"].tolist() == [2, 2]
-    rel = relative_differences(means, metrics=["logloss"]).set_index("method")
+    rel = relative_differences(sel, metrics=["logloss"]).set_index("method")
     assert rel.loc["TS-Ref.+TS", "rel_diff"] == 0.0
     assert rel.loc["Logloss", "rel_diff"] == pytest.approx(50.0)
     assert rel.loc[BASELINE, "rel_diff"] == 0.0
     # methods of absent stopping metrics are simply not there
     assert set(rel.index) == {"Logloss", BASELINE, "TS-Ref.+TS"}
+
+
+def test_a_method_and_the_baseline_are_averaged_over_the_same_splits():
+    # baseline (logloss+TS) per split 0, 1, 2: 1, 2, 9 -> TS-Ref.+TS has splits 0, 1 only: its
+    # mean 1.5 must be compared with the baseline over 0, 1 (1.5, i.e. 0 %), not over 0-2 (4);
+    # Accuracy+TS has all three splits and is compared over all three (baseline 4)
+    sel = sel_rows([
+        {"dataset": "d", "split": 0, "stopping": "logloss", "test_logloss_ts": 1.0},
+        {"dataset": "d", "split": 1, "stopping": "logloss", "test_logloss_ts": 2.0},
+        {"dataset": "d", "split": 2, "stopping": "logloss", "test_logloss_ts": 9.0},
+        {"dataset": "d", "split": 0, "stopping": "ts_ref", "test_logloss_ts": 1.0},
+        {"dataset": "d", "split": 1, "stopping": "ts_ref", "test_logloss_ts": 2.0},
+        {"dataset": "d", "split": 0, "stopping": "error", "test_logloss_ts": 2.0},
+        {"dataset": "d", "split": 1, "stopping": "error", "test_logloss_ts": 4.0},
+        {"dataset": "d", "split": 2, "stopping": "error", "test_logloss_ts": 6.0},
+        # a split the baseline lacks: dropped for this method
+        {"dataset": "d", "split": 3, "stopping": "error", "test_logloss_ts": 100.0},
+    ])
+    rel = relative_differences(sel, metrics=["logloss"]).set_index("method")
+    ts = rel.loc["TS-Ref.+TS"]
+    assert (ts["value"], ts["baseline"], ts["rel_diff"], ts["n_splits"]) == (1.5, 1.5, 0.0, 2)
+    acc = rel.loc["Accuracy+TS"]
+    assert (acc["value"], acc["baseline"], acc["n_splits"]) == (4.0, 4.0, 3)
+    assert rel.loc[BASELINE, "n_splits"] == 3
+    # dropped: split 2 for TS-Ref.+TS (no selection), split 3 for Accuracy+TS (no baseline)
+    dropped = dropped_splits(sel, metrics=["logloss"])
+    assert dropped["total"] == 2
+    assert {(r["method"], r["n"]) for r in dropped["by"]} == {("TS-Ref.+TS", 1),
+                                                               ("Accuracy+TS", 1)}
+    assert aggregate_frames(sel)["meta"]["dropped_splits"]["total"] == 2 * 5  # 5 test metrics
+
+
+def test_a_split_with_a_non_finite_value_is_dropped_on_both_sides():
+    sel = sel_rows([
+        {"dataset": "d", "split": 0, "stopping": "logloss", "test_auroc_ts": 0.2},
+        {"dataset": "d", "split": 1, "stopping": "logloss", "test_auroc_ts": 0.4},
+        {"dataset": "d", "split": 0, "stopping": "ts_ref", "test_auroc_ts": 0.1},
+        {"dataset": "d", "split": 1, "stopping": "ts_ref", "test_auroc_ts": np.nan},
+    ])
+    rel = relative_differences(sel, metrics=["auroc"]).set_index("method")
+    assert rel.loc["TS-Ref.+TS", "baseline"] == 0.2 and rel.loc["TS-Ref.+TS", "n_splits"] == 1
+    assert rel.loc["TS-Ref.+TS", "rel_diff"] == pytest.approx(-50.0)
+    assert dropped_splits(sel, metrics=["auroc"])["total"] == 1
+
+
+def test_methods_follow_the_registry_with_fig5_first():
+    assert method_names() == ("Logloss", "Logloss+TS", "TS-Ref.+TS", "Accuracy+TS", "Brier+TS",
+                              "AUROC+TS", "Brier-Ref.+TS", "TS-Ref.-5CV+TS", "IR-Ref.+TS")
 
 
 def test_methods_report_raw_or_ts_test_metrics_and_are_paired_per_model_and_regime():
@@ -74,7 +125,7 @@ def test_methods_report_raw_or_ts_test_metrics_and_are_paired_per_model_and_regi
         {"dataset": "d", "split": 0, "stopping": "logloss", "regime": "tuned",
          "test_error_ts": 0.4, "test_logloss_ts": 1.0},
     ])
-    rel = relative_differences(dataset_means(sel), metrics=["error", "logloss"])
+    rel = relative_differences(sel, metrics=["error", "logloss"])
     r = rel.set_index(["regime", "metric", "method"])["rel_diff"]
     assert r[("default", "error", "Accuracy+TS")] == pytest.approx(-50.0)  # _ts column: 0.1/0.2
     assert r[("default", "logloss", "Accuracy+TS")] == pytest.approx(50.0)
@@ -90,7 +141,7 @@ def test_summary_statistics_counts_and_wilcoxon():
                      "n_rows": 20_000 if i < 2 else 1_000})
         rows.append({"dataset": f"d{i}", "split": 0, "stopping": "ts_ref",
                      "test_logloss_ts": 1.0 + r / 100.0, "n_rows": 20_000 if i < 2 else 1_000})
-    rel = relative_differences(dataset_means(sel_rows(rows)), metrics=["logloss"])
+    rel = relative_differences(sel_rows(rows), metrics=["logloss"])
     s = summarise(rel).set_index(["subset", "method"])
     row = s.loc[("all", "TS-Ref.+TS")]
     assert row["n"] == 5
@@ -117,7 +168,7 @@ def test_best_epochs_are_averaged_over_splits_for_default_models_only():
         {"dataset": "d", "split": 1, "stopping": "ts_ref", "epoch": 20},
         {"dataset": "d", "split": 0, "stopping": "ts_ref", "epoch": 99, "regime": "tuned"},
     ])
-    t = best_epochs(sel)
+    t = mean_best_epochs(sel)
     assert t["epoch"].tolist() == [15.0] and t["n_splits"].tolist() == [2]
 
 

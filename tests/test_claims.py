@@ -52,13 +52,13 @@ def test_unknown_kind_is_an_error():
 
 def means_frame(values: dict[tuple[str, str, str], list[float]], n_rows: list[int],
                 metric: str = "test_logloss_ts", epochs=None) -> pd.DataFrame:
-    """dataset_means-shaped rows: values[(model, regime, stopping)] = one value per dataset
+    """Selected rows of one split: values[(model, regime, stopping)] = one value per dataset
     (datasets d0, d1, ... with n_rows rows); other test metrics 1.0."""
     rows = []
     for (model, regime, stopping), vals in values.items():
         for i, v in enumerate(vals):
             row = {c: 1.0 for c in TEST_COLUMNS}
-            row.update(model=model, dataset=f"d{i}", regime=regime, stopping=stopping,
+            row.update(model=model, dataset=f"d{i}", split=0, regime=regime, stopping=stopping,
                        n_splits=5, n_rows=n_rows[i], n_classes=2, epoch=10.0)
             row[metric] = v
             if epochs is not None and (model, regime, stopping) in epochs:
@@ -175,3 +175,18 @@ def test_claims_are_written_with_the_summary(tmp_path):
     assert "TS-Ref.+TS beats Logloss+TS" in md and "**reproduced**" in md
     assert "Verdict rule" in md
     assert "No claim could be checked" in claims_markdown(claims.iloc[:0], 10_000)
+
+
+def test_a_claim_compares_only_the_splits_both_methods_have():
+    # split 1 of TS-Ref. is missing (NaN): its baseline value must not enter the mean
+    rows = []
+    for i in range(6):
+        for split, (base, ts) in enumerate([(1.0, 0.9), (3.0, np.nan)]):
+            for stopping, v in (("logloss", base), ("ts_ref", ts)):
+                row = {c: 1.0 for c in TEST_COLUMNS}
+                row.update(model="xgboost", dataset=f"d{i}", split=split, regime="default",
+                           stopping=stopping, n_rows=20_000, n_classes=2, epoch=1.0,
+                           test_logloss_ts=v)
+                rows.append(row)
+    row = _row(check_claims(pd.DataFrame(rows), large_rows=10_000), "ts_ref_beats_logloss")
+    assert row["median"] == pytest.approx(-10.0)  # 0.9 vs 1.0, not 0.9 vs mean(1, 3) = 2

@@ -52,6 +52,24 @@ def test_explicit_values_win_over_the_preset() -> None:
     assert resolved["suite"] == "demo"
 
 
+@pytest.mark.parametrize(
+    ("bad", "key", "value"),
+    [({"models": ["xgboost", "catboost"]}, "models", "catboost"),
+     ({"n_configs": {"catboost": 3}}, "n_configs", "catboost"),
+     ({"epochs": {"mlp": 8, "lgbm": 3}}, "epochs", "lgbm")],
+)
+def test_unregistered_model_names_and_epochs_keys_are_named(bad, key, value) -> None:
+    """The schema cannot list models (packages may add some): the registry checks them, naming
+    the key, the value and what is registered."""
+    cfg = {**_config(), **bad}
+    jsonschema.validate(cfg, _schema())  # fine for the schema
+    with pytest.raises(ValueError) as exc:
+        resolve_config(cfg)
+    text = str(exc.value)
+    assert f"config key {key!r}" in text and repr(value) in text
+    assert "xgboost" in text and "mlp" in text and "realmlp" in text  # the allowed values
+
+
 def test_unknown_preset_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown preset 'huge'"):
         resolve_config({"preset": "huge"})
@@ -59,8 +77,8 @@ def test_unknown_preset_is_a_clear_error() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [{"n_splits": 0}, {"models": ["lightgbm"]}, {"epochs": {"mlp": 0}}, {"typo_key": 1},
-     {"sources": []}, {"device": "tpu"}],
+    [{"n_splits": 0}, {"models": []}, {"models": [""]}, {"epochs": {"mlp": 0}},
+     {"typo_key": 1}, {"sources": []}, {"device": "tpu"}],
 )
 def test_schema_rejects_bad_values(bad: dict) -> None:
     with pytest.raises(jsonschema.ValidationError):
@@ -81,7 +99,7 @@ def test_schema_rejects_bad_one_hot_caps_naming_the_key(value, why) -> None:
 
 
 def test_one_hot_cap_default_and_null() -> None:
-    from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS
+    from tabbench.models.mlp_config import MAX_ONE_HOT_LEVELS as MLP_MAX_ONE_HOT_LEVELS
 
     assert _config()["mlp_max_one_hot_levels"] == MLP_MAX_ONE_HOT_LEVELS  # config = library
     for ok in (None, 2, 50_000):
@@ -112,14 +130,14 @@ def test_top_level_cli_null_becomes_none() -> None:
 
 
 def test_bundled_preset_is_the_paper_protocol_on_the_shipped_data() -> None:
-    from tabbench.presets import PAPER_EPOCHS
+    from tabbench.models.registry import paper_epochs
 
     resolved = resolve_config({**_config(), "preset": "bundled"})
     paper = resolve_config(_config())
     assert resolved["suite"] == "demo" and resolved["sources"] == ["bundled"]
     for key in ("n_splits", "n_configs", "max_rows", "figures_large_rows", "models"):
         assert resolved[key] == paper[key], key
-    assert resolved["epochs"] == PAPER_EPOCHS
+    assert resolved["epochs"] == paper_epochs()
     jsonschema.validate(resolved, _schema())
 
 

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tabbench.records import STOPPING_METRIC_IDS, record_columns, val_column
+from tabbench.metrics.registry import stopping_metric_ids
+from tabbench.runs_schema import record_columns, val_column
 from tabbench.select import SELECTED_COLUMNS, select_files, select_table, write_selected
 from tabbench.synthetic import SyntheticDataset, synthetic_run
 
@@ -30,7 +31,7 @@ def records(curves: dict[int, list[float]], metric: str = "logloss", split: int 
             row.update(model="mlp", dataset="toy", split=split, config=config, epoch=e,
                        params=f'{{"c": {config}}}', fit_seconds=float(e), beta=1.0,
                        n_train=640, n_val=160, n_test=200, n_classes=2)
-            for m in STOPPING_METRIC_IDS:
+            for m in stopping_metric_ids():
                 row[val_column(m)] = other
             row[val_column(metric)] = v
             for c in record_columns():
@@ -89,7 +90,7 @@ def test_default_is_config_0_even_when_worse_and_missing_when_all_nan():
 def test_no_tuned_rows_without_random_configs():
     sel = select_table(records({0: [1.0, 0.5]}))
     assert set(sel["regime"]) == {"default"}
-    assert len(sel) == len(STOPPING_METRIC_IDS)
+    assert len(sel) == len(stopping_metric_ids())
 
 
 def test_each_stopping_metric_uses_its_own_column():
@@ -125,7 +126,7 @@ def _naive(df: pd.DataFrame) -> pd.DataFrame:
     """Loop-based reference implementation of DESIGN.md §7."""
     out = []
     for split, sdf in df.groupby("split"):
-        for m in STOPPING_METRIC_IDS:
+        for m in stopping_metric_ids():
             best = {}
             for config, g in sdf.groupby("config"):
                 g = g.sort_values("epoch")

@@ -20,12 +20,13 @@ import tabbench
 from tabbench import metrics
 from tabbench.data.dataset import LABEL_COLUMN, load_split_data
 from tabbench.metrics import losses
+from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.mlp import MLPTrainer
 from tabbench.models.recorder import check_records
 from tabbench.models.registry import get_trainer
-from tabbench.models.xgboost import XGBoostTrainer, to_logits
-from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS, val_column
-from tabbench.records import test_column as _test_column
+from tabbench.models.xgboost import XGBoostTrainer, positional, to_logits
+from tabbench.runs_schema import TEST_METRIC_IDS, val_column
+from tabbench.runs_schema import test_column as _test_column
 from tabbench.train_commands import main as cli_main
 from tabbench.train_job import failures_path, part_dir, run_train_job
 
@@ -69,7 +70,7 @@ def run(model, dataset, out, n_configs=2, seed=0, epochs=EPOCHS, **kw):
 
 
 def _metric_cols():
-    cols = [val_column(m) for m in STOPPING_METRIC_IDS] + ["beta"]
+    cols = [val_column(m) for m in stopping_metric_ids()] + ["beta"]
     for m in TEST_METRIC_IDS:
         cols += [_test_column(m), _test_column(m, True)]
     return cols
@@ -128,7 +129,8 @@ def test_xgboost_metrics_equal_fresh_evaluation_of_that_round(dataset, tmp_path)
     df = run("xgboost", dataset, tmp_path / "x.parquet", n_configs=1, trainer_factory=factory)
     data = load_split_data(*dataset, 1)
     bst = trainers[1].booster  # config 1
-    dval, dtest = (xgb.DMatrix(X, enable_categorical=True) for X in (data.X_val, data.X_test))
+    dval, dtest = (xgb.DMatrix(positional(X), enable_categorical=True)
+                   for X in (data.X_val, data.X_test))
     for r in (1, 5, 9):
         logits = [to_logits(bst.predict(d, iteration_range=(0, r), output_margin=True), 3)
                   for d in (dval, dtest)]

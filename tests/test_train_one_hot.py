@@ -13,7 +13,7 @@ import pytest
 
 from tabbench.data.dataset import LABEL_COLUMN
 from tabbench.models.mlp import MLPPreprocessor, MLPTrainer
-from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS
+from tabbench.models.mlp_config import MAX_ONE_HOT_LEVELS as MLP_MAX_ONE_HOT_LEVELS
 from tabbench.models.recorder import check_records
 from tabbench.train_commands import main as cli_main
 from tabbench.train_job import part_dir, run_train_job
@@ -88,7 +88,7 @@ def test_cli_rejects_a_bad_cap(dataset, tmp_path, capsys, value):
         cli_main([*_argv(dataset, tmp_path / "x.parquet"), "--mlp-max-one-hot-levels", value])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "--mlp-max-one-hot-levels" in err and "expected an integer >= 2 or none" in err, err
+    assert "--mlp-max-one-hot-levels" in err and "must be an integer >= 2 or None" in err, err
 
 
 def test_cli_cap_for_another_model_is_an_error(dataset, tmp_path, capsys):

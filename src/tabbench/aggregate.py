@@ -10,6 +10,15 @@ every method with the baseline "logloss stopping + TS" (Berta et al. 2025, Sec. 
 The mean over splits comes *before* the ratio (a ratio of means, not a mean of ratios), as in
 the paper's code. Clipping keeps a few datasets with a near-zero baseline (e.g. error 0) from
 dominating a mean; medians and quantiles are unaffected by it.
+
+A method and the baseline are averaged over the *same* splits: a split where either has no
+selection (a config that failed everywhere, a missing runs file) or a non-finite test value is
+dropped for that comparison, and counted in ``meta.json`` (``dropped_splits``). Otherwise a
+method could be compared on splits 0–4 with a baseline averaged over splits 0–2.
+
+The methods follow from the registry of stopping metrics (:mod:`tabbench.metrics.registry`):
+``"<label>+TS"`` for every registered metric, and ``"<label>"`` (raw) where the metric asks for
+it; the paper's Fig. 5 methods come first, in its order, then the others in registry order.
 """
 
 from __future__ import annotations
@@ -24,8 +33,9 @@ import pandas as pd
 
 from tabbench.io import write_json_atomic, write_parquet_atomic, write_text_atomic
 from tabbench.layout import runs_file
+from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.provenance import gather, read_runs_provenance
-from tabbench.records import TEST_METRIC_IDS, test_column, val_column
+from tabbench.runs_schema import TEST_METRIC_IDS, test_column, val_column
 from tabbench.select import TEST_COLUMNS
 
 #: rows from which a dataset counts as "large" (paper Fig. 5: ≥ 10K samples)
@@ -42,21 +52,27 @@ class Method:
     ts: bool
 
 
-#: methods in the order the figures show them (paper Fig. 5 first, then Fig. G.2's extras)
-METHODS: tuple[Method, ...] = (
-    Method("Logloss", "logloss", False),
-    Method("Logloss+TS", "logloss", True),
-    Method("TS-Ref.+TS", "ts_ref", True),
-    Method("Accuracy+TS", "error", True),
-    Method("Brier+TS", "brier", True),
-    Method("AUROC+TS", "auroc", True),
-    Method("Brier-Ref.+TS", "ts_ref_brier", True),
-    Method("TS-Ref.-5CV+TS", "ts_ref_cv5", True),
-    Method("IR-Ref.+TS", "ir_ref", True),
-)
 BASELINE = "Logloss+TS"
-METHOD_NAMES: tuple[str, ...] = tuple(m.name for m in METHODS)
+#: the paper's Fig. 5: its four methods in its order (the figures show them first)
 FIG5_METHODS: tuple[str, ...] = ("Logloss", "Logloss+TS", "TS-Ref.+TS", "Accuracy+TS")
+
+
+def methods() -> tuple[Method, ...]:
+    """Every method of the registered stopping metrics, in the order the figures show them
+    (module docstring)."""
+    out = []
+    for metric in get_stopping_metrics().values():
+        if metric.raw_method:
+            out.append(Method(metric.method_name(ts=False), metric.id, False))
+        out.append(Method(metric.method_name(ts=True), metric.id, True))
+    rank = {name: i for i, name in enumerate(FIG5_METHODS)}
+    return tuple(sorted(out, key=lambda m: rank.get(m.name, len(rank))))  # stable
+
+
+def method_names() -> tuple[str, ...]:
+    return tuple(m.name for m in methods())
+
+
 SUBSETS: tuple[str, ...] = ("all", "large")
 
 #: the files :func:`aggregate` writes into its output folder
@@ -97,30 +113,6 @@ def dataset_means(selected: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def method_values(means: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Long table (model, dataset, regime, method, metric, value, n_rows, n_splits) of one test
-    metric for every method whose stopping metric is present."""
-    parts = []
-    for m in METHODS:
-        sub = means[means["stopping"] == m.stopping]
-        if sub.empty:
-            continue
-        parts.append(pd.DataFrame({
-            "model": sub["model"].to_numpy(),
-            "dataset": sub["dataset"].to_numpy(),
-            "regime": sub["regime"].to_numpy(),
-            "method": m.name,
-            "metric": metric,
-            "value": sub[test_column(metric, m.ts)].to_numpy(dtype=float),
-            "n_rows": sub["n_rows"].to_numpy(),
-            "n_splits": sub["n_splits"].to_numpy(),
-        }))
-    if not parts:
-        return pd.DataFrame(columns=["model", "dataset", "regime", "method", "metric", "value",
-                                     "n_rows", "n_splits"])
-    return pd.concat(parts, ignore_index=True)
-
-
 def relative_difference(value: np.ndarray, base: np.ndarray, clip: float = CLIP) -> np.ndarray:
     """``100·(value/base − 1)`` clipped to [−clip, clip]; exactly 0 where value == base (also
     when both are 0), ±clip where base == 0 < |value|, NaN where either is NaN."""
@@ -133,31 +125,103 @@ def relative_difference(value: np.ndarray, base: np.ndarray, clip: float = CLIP)
     return np.clip(rel, -clip, clip)
 
 
-def relative_differences(means: pd.DataFrame, metrics: Sequence[str] = TEST_METRIC_IDS,
-                         baseline: str = BASELINE, large_rows: int = LARGE_ROWS) -> pd.DataFrame:
-    """Every method's relative difference to ``baseline``, per (model, regime, dataset, metric).
+_GROUP = ["model", "dataset", "regime"]
+_REL_COLUMNS = ["model", "regime", "metric", "method", "dataset", "value", "baseline",
+                "rel_diff", "n_rows", "n_splits", "large"]
 
-    Rows whose method value or baseline value is missing (NaN, or no selection) are dropped."""
+
+def split_values(selected: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Long table (model, dataset, regime, split, method, value, n_rows) of one test metric for
+    every method whose stopping metric the selection holds."""
+    parts = []
+    for m in methods():
+        sub = selected[selected["stopping"] == m.stopping]
+        if sub.empty:
+            continue
+        parts.append(pd.DataFrame({
+            "model": sub["model"].to_numpy(),
+            "dataset": sub["dataset"].to_numpy(),
+            "regime": sub["regime"].to_numpy(),
+            "split": sub["split"].to_numpy(),
+            "method": m.name,
+            "value": sub[test_column(metric, m.ts)].to_numpy(dtype=float),
+            "n_rows": sub["n_rows"].to_numpy(),
+        }))
+    if not parts:
+        return pd.DataFrame(columns=[*_GROUP, "split", "method", "value", "n_rows"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def paired_splits(selected: pd.DataFrame, metric: str, baseline: str = BASELINE
+                  ) -> pd.DataFrame:
+    """Per (model, dataset, regime, method) and every split that the method *or* the baseline
+    has: the method's and the baseline's test value, and ``paired`` = both are finite (the
+    splits a comparison may use)."""
+    vals = split_values(selected, metric)
+    if vals.empty:
+        return pd.DataFrame(columns=[*_GROUP, "method", "split", "value", "baseline", "n_rows",
+                                     "paired"])
+    base = (vals[vals["method"] == baseline][[*_GROUP, "split", "value"]]
+            .rename(columns={"value": "baseline"}))
+    groups = vals[[*_GROUP, "method"]].drop_duplicates()
+    base_splits = groups.merge(base[[*_GROUP, "split"]], on=_GROUP)
+    keys = (pd.concat([vals[[*_GROUP, "method", "split"]], base_splits], ignore_index=True)
+            .drop_duplicates())
+    sizes = selected.groupby(["model", "dataset"], sort=False)["n_rows"].max().rename("n_rows")
+    out = (keys.merge(vals.drop(columns="n_rows"), on=[*_GROUP, "method", "split"], how="left")
+           .merge(base, on=[*_GROUP, "split"], how="left")
+           .merge(sizes.reset_index(), on=["model", "dataset"], how="left"))
+    out["paired"] = np.isfinite(out["value"].astype(float)) & np.isfinite(
+        out["baseline"].astype(float))
+    return out
+
+
+def relative_differences(selected: pd.DataFrame, metrics: Sequence[str] = TEST_METRIC_IDS,
+                         baseline: str = BASELINE, large_rows: int = LARGE_ROWS
+                         ) -> pd.DataFrame:
+    """Every method's relative difference to ``baseline``, per (model, regime, dataset, metric),
+    from the selected rows (one per split): both means over the splits they share
+    (:func:`paired_splits`); ``n_splits`` counts those. A (method, dataset) without any shared
+    split has no row."""
     parts = []
     for metric in metrics:
-        vals = method_values(means, metric)
-        if vals.empty:
+        pairs = paired_splits(selected, metric, baseline)
+        pairs = pairs[pairs["paired"]]
+        if pairs.empty:
             continue
-        base = vals[vals["method"] == baseline][["model", "dataset", "regime", "value"]]
-        merged = vals.merge(base.rename(columns={"value": "baseline"}),
-                            on=["model", "dataset", "regime"], how="inner")
-        merged["rel_diff"] = relative_difference(merged["value"], merged["baseline"])
-        parts.append(merged[np.isfinite(merged["rel_diff"])])
-    cols = ["model", "regime", "metric", "method", "dataset", "value", "baseline", "rel_diff",
-            "n_rows", "n_splits", "large"]
+        g = pairs.groupby([*_GROUP, "method"], sort=False)
+        means = g[["value", "baseline"]].mean()
+        means["n_splits"] = g.size()
+        means["n_rows"] = g["n_rows"].max()
+        means = means.reset_index()
+        means["metric"] = metric
+        means["rel_diff"] = relative_difference(means["value"], means["baseline"])
+        parts.append(means[np.isfinite(means["rel_diff"])])
     if not parts:
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=_REL_COLUMNS)
     out = pd.concat(parts, ignore_index=True)
     out["large"] = out["n_rows"] >= large_rows
-    order = {name: i for i, name in enumerate(METHOD_NAMES)}
+    order = {name: i for i, name in enumerate(method_names())}
     out["_o"] = out["method"].map(order)
     out = out.sort_values(["model", "regime", "metric", "_o", "dataset"], kind="stable")
-    return out[cols].reset_index(drop=True)
+    return out[_REL_COLUMNS].reset_index(drop=True)
+
+
+def dropped_splits(selected: pd.DataFrame, metrics: Sequence[str] = TEST_METRIC_IDS,
+                   baseline: str = BASELINE) -> dict[str, object]:
+    """Splits left out of the comparisons because the method or the baseline has no finite
+    value there: ``{"total": n, "by": [{model, regime, metric, method, n}, ...]}`` (non-zero
+    counts only), for ``meta.json``."""
+    by = []
+    for metric in metrics:
+        pairs = paired_splits(selected, metric, baseline)
+        if pairs.empty:
+            continue
+        lost = pairs[~pairs["paired"].astype(bool)]
+        for (model, regime, method), g in lost.groupby(["model", "regime", "method"], sort=True):
+            by.append({"model": str(model), "regime": str(regime), "metric": metric,
+                       "method": str(method), "n": int(len(g))})
+    return {"total": int(sum(r["n"] for r in by)), "by": by}
 
 
 def box_stats(values: np.ndarray) -> dict[str, float]:
@@ -204,7 +268,7 @@ def summarise(rel: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def best_epochs(selected: pd.DataFrame, regime: str = "default") -> pd.DataFrame:
+def mean_best_epochs(selected: pd.DataFrame, regime: str = "default") -> pd.DataFrame:
     """Per (model, dataset, stopping): the chosen epoch averaged over splits (paper Fig. G.5)."""
     sub = selected[selected["regime"] == regime]
     g = sub.groupby(["model", "dataset", "stopping"], sort=True)
@@ -223,18 +287,24 @@ def summarise_best_epochs(table: pd.DataFrame) -> pd.DataFrame:
                                        "q75", "q90"])
 
 
-#: models in the order preferred for the Fig. 1 analogue (a neural network shows the U shape)
-CURVE_MODEL_PREFERENCE = ("mlp", "realmlp", "xgboost")
+def curve_model_preference() -> tuple[str, ...]:
+    """Models in the order preferred for the Fig. 1 analogue: the registered neural networks
+    first (a network shows the U shape), then the other registered models."""
+    from tabbench.models.registry import get_models
+
+    models = get_models()
+    return (tuple(n for n, m in models.items() if m.network)
+            + tuple(n for n, m in models.items() if not m.network))
 
 
 def choose_curve_run(selected: pd.DataFrame, runs_dir: str | Path | None) -> Path | None:
     """The run shown in the Fig. 1 analogue: split 0 of the largest dataset for the first model
-    of :data:`CURVE_MODEL_PREFERENCE` present (larger validation sets give smoother curves);
+    of :func:`curve_model_preference` present (larger validation sets give smoother curves);
     ``None`` if no such runs file exists (e.g. a results folder holding only ``selected/``)."""
     if runs_dir is None or selected.empty:
         return None
     sizes = selected.groupby(["model", "dataset"])["n_rows"].max().reset_index()
-    rank = {m: i for i, m in enumerate(CURVE_MODEL_PREFERENCE)}
+    rank = {m: i for i, m in enumerate(curve_model_preference())}
     sizes["_r"] = sizes["model"].map(rank).fillna(len(rank))
     sizes = sizes.sort_values(["_r", "n_rows", "dataset"], ascending=[True, False, True])
     for model, dataset in zip(sizes["model"], sizes["dataset"], strict=False):
@@ -314,11 +384,11 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
     from tabbench.claims import check_claims, claims_markdown  # claims builds on this module
 
     means = dataset_means(selected)
-    rel = relative_differences(means, large_rows=large_rows)
+    rel = relative_differences(selected, large_rows=large_rows)
     summary = summarise(rel)
-    epochs = best_epochs(selected)
+    epochs = mean_best_epochs(selected)
     curve_run = choose_curve_run(selected, runs_dir)
-    claims = check_claims(means, large_rows)
+    claims = check_claims(selected, large_rows)
     meta = {
         "large_rows": int(large_rows),
         "models": sorted(selected["model"].unique().tolist()),
@@ -327,6 +397,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
                                              "dataset"].nunique()),
         "curve_run": None if curve_run is None else str(curve_run),
         "baseline": BASELINE,
+        "dropped_splits": dropped_splits(selected),
         **runs_provenance(selected, runs_dir),
     }
     return {

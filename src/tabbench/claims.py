@@ -5,7 +5,7 @@ comparison of a *method* (stopping metric ± TS, :mod:`tabbench.aggregate`) with
 test metric, over a subset of datasets:
 
     per dataset d:  r_d = 100 · (m̄_A,d / m̄_B,d − 1) %, clipped to [−100, 100]
-                    (m̄ = mean over splits; the same relative difference as the figures)
+                    (m̄ = mean over the splits both have; the figures' relative difference)
 
 and judged by one rule, :func:`verdict` (see :data:`VERDICT_RULE`). For B = "Logloss+TS" the
 r_d are exactly the figures' relative differences. Fig. G.5's claims compare the chosen epochs
@@ -154,16 +154,16 @@ def _mannwhitney_less(a: np.ndarray, b: np.ndarray) -> float:
     return float(mannwhitneyu(a, b, alternative="less").pvalue)
 
 
-def method_table(means: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """(model, regime, dataset, method, value, n_rows) of one test metric — or, for
-    ``metric="epoch"``, of the chosen epoch — for every method present in ``means``
-    (:func:`tabbench.aggregate.dataset_means`)."""
-    from tabbench.aggregate import METHODS
-    from tabbench.records import test_column
+def method_table(selected: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """(model, regime, dataset, split, method, value, n_rows) of one test metric — or, for
+    ``metric="epoch"``, of the chosen epoch — for every method whose stopping metric the
+    selected rows (one per split, ``results/selected``) hold."""
+    from tabbench.aggregate import methods
+    from tabbench.runs_schema import test_column
 
     parts = []
-    for m in METHODS:
-        sub = means[means["stopping"] == m.stopping]
+    for m in methods():
+        sub = selected[selected["stopping"] == m.stopping]
         if sub.empty:
             continue
         col = "epoch" if metric == "epoch" else test_column(metric, m.ts)
@@ -171,32 +171,41 @@ def method_table(means: pd.DataFrame, metric: str) -> pd.DataFrame:
             continue
         parts.append(pd.DataFrame({
             "model": sub["model"].to_numpy(), "regime": sub["regime"].to_numpy(),
-            "dataset": sub["dataset"].to_numpy(), "method": m.name,
-            "value": sub[col].to_numpy(dtype=float), "n_rows": sub["n_rows"].to_numpy(),
+            "dataset": sub["dataset"].to_numpy(), "split": sub["split"].to_numpy(),
+            "method": m.name, "value": sub[col].to_numpy(dtype=float),
+            "n_rows": sub["n_rows"].to_numpy(),
         }))
-    cols = ["model", "regime", "dataset", "method", "value", "n_rows"]
+    cols = ["model", "regime", "dataset", "split", "method", "value", "n_rows"]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
 
 def paired_differences(table: pd.DataFrame, method: str, versus: str) -> pd.DataFrame:
-    """Per (model, regime, dataset): the relative difference (%) of ``method`` to ``versus``
-    (datasets where either is missing or non-finite are left out)."""
+    """Per (model, regime, dataset): the relative difference (%) of ``method`` to ``versus``,
+    both averaged over the splits where both are finite (as :mod:`tabbench.aggregate` pairs a
+    method with its baseline); datasets without such a split are left out."""
+    keys = ["model", "regime", "dataset", "split"]
     a = table[table["method"] == method]
-    b = table[table["method"] == versus][["model", "regime", "dataset", "value"]]
-    m = a.merge(b.rename(columns={"value": "other"}), on=["model", "regime", "dataset"])
-    m["rel_diff"] = relative_difference(m["value"], m["other"])
-    return m[np.isfinite(m["rel_diff"])].reset_index(drop=True)
+    b = table[table["method"] == versus][[*keys, "value"]].rename(columns={"value": "other"})
+    m = a.merge(b, on=keys)
+    m = m[np.isfinite(m["value"].astype(float)) & np.isfinite(m["other"].astype(float))]
+    g = m.groupby(["model", "regime", "dataset"], sort=True)
+    out = g[["value", "other"]].mean()
+    out["n_rows"] = g["n_rows"].max()
+    out = out.reset_index()
+    out["rel_diff"] = relative_difference(out["value"], out["other"])
+    return out[np.isfinite(out["rel_diff"])].reset_index(drop=True)
 
 
-def check_claims(means: pd.DataFrame, large_rows: int,
+def check_claims(selected: pd.DataFrame, large_rows: int,
                  claims: Sequence[Claim] = CLAIMS) -> pd.DataFrame:
-    """Every claim of ``claims`` checked on the per-dataset means (one row per claim, model,
-    regime present), with its numbers and verdict; columns :data:`CLAIM_COLUMNS`."""
+    """Every claim of ``claims`` checked on the selected rows (one per model, dataset, split,
+    regime and stopping metric): one row per claim, model and regime present, with its numbers
+    and verdict; columns :data:`CLAIM_COLUMNS`."""
     rows = []
     tables: dict[str, pd.DataFrame] = {}
     for claim in claims:
         if claim.metric not in tables:
-            tables[claim.metric] = method_table(means, claim.metric)
+            tables[claim.metric] = method_table(selected, claim.metric)
         diffs = paired_differences(tables[claim.metric], claim.method, claim.versus)
         for (model, regime), g in diffs.groupby(["model", "regime"], sort=True):
             if claim.models is not None and model not in claim.models:

@@ -1,4 +1,6 @@
-"""Argument types shared by the CLI subcommands.
+"""Text values from the command line: the argument types of the CLI subcommands, and the one
+definition of how null is spelled in text (also in Snakemake's ``--config`` values, which
+:func:`tabbench.presets.coerce_cli_strings` reads).
 
 Snakemake renders config values into shell commands as Python would print them (``True``,
 ``None``), so the rules' flags arrive as text; these parse them strictly and say what was wrong.
@@ -7,8 +9,18 @@ Snakemake renders config values into shell commands as Python would print them (
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from typing import Any
 
-_NULL = ("", "None", "null")
+#: how null is written in text: YAML's spellings (``null``, ``~``, empty) and Python's (``None``,
+#: as Snakemake renders it), in any case
+NULL_SPELLINGS = frozenset({"", "~", "null", "none"})
+
+
+def is_null(text: str) -> bool:
+    """Whether ``text`` spells null (:data:`NULL_SPELLINGS`, case and surrounding space
+    ignored)."""
+    return text.strip().lower() in NULL_SPELLINGS
 
 
 def boolean(text: str) -> bool:
@@ -22,5 +34,26 @@ def boolean(text: str) -> bool:
 
 
 def optional_str(text: str) -> str | None:
-    """A string, or None for an empty or null config value (Snakemake renders null as ``None``)."""
-    return None if text in _NULL else text
+    """A string, or None for a null spelling (Snakemake renders null as ``None``)."""
+    return None if is_null(text) else text
+
+
+def optional_int(text: str) -> int | None:
+    """An integer, or None for a null spelling."""
+    if is_null(text):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or null, got {text!r}") from None
+
+
+def field_default(cls: type, name: str) -> Any:
+    """The default of field ``name`` of dataclass ``cls``: argparse defaults are read from the
+    dataclass the command builds, so the two cannot drift apart."""
+    for f in dataclasses.fields(cls):
+        if f.name == name:
+            if f.default is dataclasses.MISSING:
+                raise ValueError(f"{cls.__name__}.{name} has no default")
+            return f.default
+    raise ValueError(f"{cls.__name__} has no field {name!r}")

@@ -11,6 +11,11 @@ Nothing scale-related is hard-coded anywhere else.
 - ``bundled``: the paper's protocol (5 splits, default + 30 configs, paper epochs, 100K row cap,
   "large" = 10K rows) on the bundled datasets at full size; for a GPU box or a cluster.
 - ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs — seconds; for tests.
+
+Epochs: every registered model's ``epochs`` keys start at the paper's values that its
+registration gives (:func:`tabbench.models.registry.paper_epochs`); a preset names only the keys
+it scales down (the built-ins'), so a third-party model trains its registered epochs under every
+preset unless the user sets them.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-PAPER_EPOCHS = {"xgboost_default": 100, "xgboost_tuned": 1000, "mlp": 256, "realmlp": 256}
+from tabbench.cli_args import is_null
 
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {
@@ -30,7 +35,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "n_configs": 30,
         "max_rows": 100_000,
         "figures_large_rows": 10_000,
-        "epochs": dict(PAPER_EPOCHS),
+        "epochs": {},  # the registered paper epochs
     },
     "demo": {
         "suite": "demo",
@@ -53,7 +58,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "n_configs": 30,
         "max_rows": 100_000,
         "figures_large_rows": 10_000,
-        "epochs": dict(PAPER_EPOCHS),
+        "epochs": {},  # the registered paper epochs
     },
     "smoke": {
         "suite": ["segment", "kc1"],
@@ -84,9 +89,6 @@ PRESET_KEYS = (
 #: ``n_configs`` is an int for every model or a mapping model -> int)
 PER_MODEL_KEYS = ("epochs", "n_configs")
 
-#: YAML's null spellings (and Python's, as Snakemake renders None) in a ``--config`` value
-_NULL_SPELLINGS = frozenset({"null", "Null", "NULL", "~", "None"})
-
 
 def coerce_cli_strings(config: Mapping[str, Any]) -> dict[str, Any]:
     """Undo Snakemake's string parsing of ``--config`` values (nested ones, and null).
@@ -100,7 +102,7 @@ def coerce_cli_strings(config: Mapping[str, Any]) -> dict[str, Any]:
     genuinely wrong value still fails validation with the key's name.
     """
     out = {
-        key: None if isinstance(value, str) and value.strip() in _NULL_SPELLINGS else value
+        key: None if isinstance(value, str) and is_null(value) else value
         for key, value in config.items()
     }
     for name in PER_MODEL_KEYS:
@@ -112,20 +114,50 @@ def coerce_cli_strings(config: Mapping[str, Any]) -> dict[str, Any]:
                     text = value.strip()
                     if text.lstrip("+-").isdigit():
                         value = int(text)
-                    elif text.lower() in {"null", "none", "~", ""}:
+                    elif is_null(text):
                         value = None
                 fixed[key] = value
             out[name] = fixed
     return out
 
 
+def check_registered_names(config: Mapping[str, Any]) -> None:
+    """Model names and ``epochs`` keys in ``config`` must be registered ones
+    (:mod:`tabbench.models.registry`): the JSON schema cannot list them, since installed
+    packages may add models. A clear error names the key and the allowed values."""
+    from tabbench.models.registry import GROUP, model_names, paper_epochs
+
+    models = model_names()
+    where = f"(registered through the entry-point group {GROUP!r})"
+    for name in config.get("models") or []:
+        if name not in models:
+            raise ValueError(f"config key 'models': unknown model {name!r}; registered models: "
+                             f"{', '.join(models)} {where}")
+    n_configs = config.get("n_configs")
+    if isinstance(n_configs, Mapping):
+        for name in n_configs:
+            if name not in models:
+                raise ValueError(f"config key 'n_configs': unknown model {name!r}; registered "
+                                 f"models: {', '.join(models)} {where}")
+    keys = paper_epochs()
+    for key in config.get("epochs") or {}:
+        if key not in keys:
+            raise ValueError(f"config key 'epochs': unknown key {key!r}; the registered "
+                             f"models' epochs keys are {', '.join(keys)} {where}")
+
+
 def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """Return a copy of ``config`` with every ``null`` preset key filled from the preset.
 
-    ``epochs`` is merged key by key, so ``--config epochs='{mlp: 8}'`` changes only the MLP.
+    Model names and epochs keys are checked against the registry first
+    (:func:`check_registered_names`). ``epochs`` is merged key by key over the registered paper
+    epochs, then the preset's, so ``--config epochs='{mlp: 8}'`` changes only the MLP.
     ``n_configs`` may be one int for every model or a mapping model -> int; models the mapping
     leaves out take the preset's number (:func:`n_configs_for` reads it).
     """
+    from tabbench.models.registry import paper_epochs
+
+    check_registered_names(config)
     name = config.get("preset") or "paper"
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
@@ -134,7 +166,8 @@ def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
     out["preset"] = name
     for key in PRESET_KEYS:
         if key == "epochs":
-            merged = dict(preset["epochs"])
+            merged = paper_epochs()
+            merged.update(preset["epochs"])
             merged.update({k: v for k, v in (out.get("epochs") or {}).items() if v is not None})
             out["epochs"] = merged
         elif key == "n_configs" and isinstance(out.get(key), Mapping):

@@ -46,7 +46,7 @@ from typing import Any
 import yaml
 
 from tabbench.layout import META, PathLike, ResultsLayout, read_run_config
-from tabbench.presets import coerce_cli_strings, resolve_config
+from tabbench.presets import PRESETS, coerce_cli_strings, resolve_config
 
 #: keys that may differ between invocations on one results folder: none of them changes what a
 #: train job records (threads and GPU claiming do not; ``figures_large_rows`` only redraws the
@@ -212,6 +212,15 @@ def _summary_large_rows(results: PathLike) -> int | None:
     return int(value) if isinstance(value, int | float) else None
 
 
+def _resolve(config: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """:func:`tabbench.presets.resolve_config`, whose registry check (model names and epochs keys
+    the schema cannot list) becomes a :class:`ConfigError` in the same short form."""
+    try:
+        return resolve_config(config)
+    except ValueError as e:
+        raise ConfigError(f"tabbench: invalid configuration ({where}):\n  {e}") from e
+
+
 def settle(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
            schema: Mapping[str, Any] | PathLike) -> Settled:
     """The configuration of one invocation (module docstring): ``defaults`` is config.yaml,
@@ -231,7 +240,7 @@ def settle(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
         raise ConfigError(f"tabbench: cannot read {layout.run_config}: {e}") from e
 
     if stored is None:
-        cfg = resolve_config(base)
+        cfg = _resolve(base, "config.yaml and the command line")
         notes = []
         large = _summary_large_rows(results)
         if (large is not None and base.get("figures_large_rows") is None
@@ -246,8 +255,8 @@ def settle(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
     stored = {k: v for k, v in stored.items() if k != "results_dir"}
     folder = deep_merge(deep_merge(defaults, stored), {"results_dir": results})
     check_config(folder, schema, where=layout.run_config)
-    reference = resolve_config(folder)
-    candidate = resolve_config(deep_merge(folder, overrides))
+    reference = _resolve(folder, layout.run_config)
+    candidate = _resolve(deep_merge(folder, overrides), "config.yaml and the command line")
     differing = [k for k in overrides
                  if k not in INVOCATION_KEYS and candidate.get(k) != reference.get(k)]
     if differing:
@@ -343,7 +352,11 @@ def folder_settings(results: PathLike) -> FolderSettings:
     layout = ResultsLayout(results)
     stored = read_run_config(results)
     if stored is not None:
-        cfg = resolve_config(stored)
+        try:
+            cfg = resolve_config(stored)
+        except ValueError:  # e.g. a model registered where the folder was made, not here
+            cfg = {**PRESETS.get(stored.get("preset") or "paper", {}),
+                   **{k: v for k, v in stored.items() if v is not None}}
         large = cfg.get("figures_large_rows")
         return FolderSettings(None if large is None else int(large),
                               int(cfg["n_splits"]) if cfg.get("n_splits") else None,

@@ -18,6 +18,7 @@ sort's stability.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +28,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tabbench.io import write_parquet_atomic
-from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS, test_column, val_column
+from tabbench.metrics.registry import stopping_metric_ids
+from tabbench.runs_schema import test_columns, val_column
+
+log = logging.getLogger(__name__)
 
 REGIMES: tuple[str, ...] = ("default", "tuned")
 DEFAULT_CONFIG = 0
@@ -35,15 +39,13 @@ DEFAULT_CONFIG = 0
 #: size columns copied from the records to every selected row (constant per file)
 SIZE_COLUMNS: tuple[str, ...] = ("n_train", "n_val", "n_test", "n_classes")
 
-TEST_COLUMNS: tuple[str, ...] = tuple(
-    test_column(m, ts) for m in TEST_METRIC_IDS for ts in (False, True)
-)
+TEST_COLUMNS: tuple[str, ...] = tuple(test_columns())
 
-#: record columns selection reads (``params`` is read dictionary-encoded: cheap)
+#: record columns selection always reads (``params`` is read dictionary-encoded: cheap), besides
+#: the ``val_<id>`` column of every registered stopping metric the file holds
 READ_COLUMNS: tuple[str, ...] = (
     ("model", "dataset", "split", "config", "epoch", "params", "fit_seconds", "beta")
     + SIZE_COLUMNS
-    + tuple(val_column(m) for m in STOPPING_METRIC_IDS)
     + TEST_COLUMNS
 )
 
@@ -65,7 +67,7 @@ def _block_starts(split: np.ndarray, config: np.ndarray) -> np.ndarray:
     return np.flatnonzero(change)
 
 
-def best_epochs(values: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def first_minima(values: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per block: (row index of the first minimum, the minimum); (-1, +inf) for a block with no
     finite value. ``values`` must be ordered by epoch inside each block."""
     n = len(values)
@@ -129,14 +131,34 @@ def _sorted_arrays(table: pa.Table) -> dict[str, np.ndarray]:
     return out
 
 
+def stopping_in(column_names: Sequence[str]) -> list[str]:
+    """The registered stopping metrics whose ``val_<id>`` column is among ``column_names``, in
+    registry order. A registered metric without its column (a runs file written before the
+    package that registers it was installed) is left out with a warning: its selection needs
+    the runs to be retrained; the other metrics' selections are still valid."""
+    present = set(column_names)
+    ids = stopping_metric_ids()
+    absent = [m for m in ids if val_column(m) not in present]
+    if absent:
+        log.warning("records lack the columns of registered stopping metrics %s (written "
+                    "before they were registered?): not selected on them; retrain to include "
+                    "them", absent)
+    return [m for m in ids if m not in absent]
+
+
 def select_table(table: pa.Table | pd.DataFrame,
-                 stopping: Sequence[str] = STOPPING_METRIC_IDS) -> pd.DataFrame:
+                 stopping: Sequence[str] | None = None) -> pd.DataFrame:
     """Selection (module docstring) for the records of one (model, dataset), any number of
     splits. Returns one row per (split, regime, stopping metric) for which a config could be
-    selected, in the column order :data:`SELECTED_COLUMNS`."""
+    selected, in the column order :data:`SELECTED_COLUMNS`. ``stopping``: the stopping metric
+    ids to select on; default every registered one whose column the records hold
+    (:func:`stopping_in`)."""
     if isinstance(table, pd.DataFrame):
         table = pa.Table.from_pandas(table, preserve_index=False)
-    missing = [c for c in READ_COLUMNS if c not in table.column_names]
+    if stopping is None:
+        stopping = stopping_in(table.column_names)
+    missing = [c for c in (*READ_COLUMNS, *(val_column(m) for m in stopping))
+               if c not in table.column_names]
     if missing:
         raise ValueError(f"records lack columns {missing}")
     if table.num_rows == 0:
@@ -165,7 +187,7 @@ def select_table(table: pa.Table | pd.DataFrame,
     parts: dict[str, list[np.ndarray]] = {k: [] for k in
                                           ("block", "row", "val", "regime", "stop", "cand", "skip")}
     for m in stopping:
-        idx, best = best_epochs(a[val_column(m)].astype(np.float64, copy=False), starts)
+        idx, best = first_minima(a[val_column(m)].astype(np.float64, copy=False), starts)
         valid = idx >= 0
         for regime in REGIMES:
             cand = members[regime] & valid
@@ -219,9 +241,12 @@ def pc_unique(column: pa.ChunkedArray) -> list:
 
 
 def read_records(path: str | Path) -> pa.Table:
-    """The columns selection needs from one per-epoch record file. ``params`` stays
+    """The columns selection needs from one per-epoch record file: :data:`READ_COLUMNS` and the
+    ``val_<id>`` of every registered stopping metric the file holds. ``params`` stays
     dictionary-encoded (31 distinct strings over up to 30K rows): only chosen rows are decoded."""
-    return pq.read_table(path, columns=list(READ_COLUMNS), read_dictionary=["params"])
+    names = set(pq.read_schema(path).names)
+    vals = [c for c in map(val_column, stopping_metric_ids()) if c in names]
+    return pq.read_table(path, columns=[*READ_COLUMNS, *vals], read_dictionary=["params"])
 
 
 def select_files(paths: Sequence[str | Path]) -> pd.DataFrame:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from tabbench.cli_args import boolean, optional_str
+import yaml
+
+from tabbench.cli_args import boolean, field_default, is_null, optional_str
 from tabbench.gpu import DEFAULT_TIMEOUT_S
-from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS, check_max_one_hot_levels
-from tabbench.models.registry import TRAINERS
+from tabbench.models.base import TrainContext
+from tabbench.models.registry import TrainerOption, get_models
 
 
 def _epochs_item(text: str) -> tuple[str, int]:
@@ -23,14 +26,19 @@ def _epochs_item(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"rounds must be an integer in {text!r}") from None
 
 
-def _one_hot_cap(text: str) -> int | None:
-    """``N`` (an integer ≥ 2) or ``none``/``null`` (no cap; Snakemake renders null as ``None``)."""
-    if text.strip().lower() in ("none", "null", ""):
-        return None
-    try:
-        return check_max_one_hot_levels(int(text))
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2 or none, got {text!r}") from err
+def option_value_type(option: TrainerOption) -> Callable[[str], Any]:
+    """argparse type of a trainer option: a null spelling is None, anything else a YAML scalar
+    (``1000`` is an int), then the option's own check."""
+
+    def parse(text: str) -> Any:
+        value = None if is_null(text) else yaml.safe_load(text)
+        try:
+            return option.check(value)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    parse.__name__ = option.name  # argparse names the type in its "invalid value" message
+    return parse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Train configs 0..N of a model on one split and record all metrics at "
         "every epoch (DESIGN.md §6). Resumes from <out>.part/ if a previous run was killed.",
     )
-    p.add_argument("--model", required=True, choices=sorted(TRAINERS))
+    models = get_models()
+    p.add_argument("--model", required=True, choices=sorted(models))
     p.add_argument("--dataset", required=True)
     p.add_argument("--split", required=True, type=int)
     p.add_argument("--processed", required=True, help="data/processed/<dataset>.parquet")
@@ -51,8 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--epochs", required=True, nargs="+", type=_epochs_item, metavar="KEY=N",
                    help="e.g. xgboost_default=100 xgboost_tuned=1000 (or mlp=256)")
     p.add_argument("--seed", required=True, type=int)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--device", default="cpu",
+    p.add_argument("--threads", type=int, default=field_default(TrainContext, "threads"))
+    p.add_argument("--device", default=field_default(TrainContext, "device"),
                    help="cpu, cuda (claims a free GPU with a file lock) or cuda:<i> (pinned); "
                         "XGBoost always uses the CPU")
     p.add_argument("--allow-cpu-fallback", type=boolean, default=False, metavar="true|false",
@@ -63,14 +72,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default <tmp>/tabbench-gpu-locks)")
     p.add_argument("--gpu-claim-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                    help="config gpu_claim_timeout: seconds to wait for a free GPU")
-    # SUPPRESS: absent unless given, so that giving it to another model is an error, not ignored
-    p.add_argument("--mlp-max-one-hot-levels", type=_one_hot_cap, default=argparse.SUPPRESS,
-                   metavar="N|none",
-                   help="config mlp_max_one_hot_levels (--model mlp only): one-hot encode at "
-                        "most the N most frequent train levels of each categorical, rarer ones "
-                        f"like an unseen level; none = one column per level (default "
-                        f"{MLP_MAX_ONE_HOT_LEVELS})")
+    # every registered model's trainer options (config <model>_<option>); SUPPRESS: absent
+    # unless given, so that giving one to another model is an error, not ignored
+    for name, spec in models.items():
+        for option in spec.options:
+            p.add_argument(option.cli_flag(name), dest=_option_dest(name, option),
+                           type=option_value_type(option), default=argparse.SUPPRESS,
+                           metavar="VALUE",
+                           help=f"config {option.config_key(name)} (--model {name} only): "
+                                f"{option.help} (default "
+                                f"{option.cli_text(option.default)})")
     p.set_defaults(func=run)
+
+
+def _option_dest(model: str, option: TrainerOption) -> str:
+    return f"option__{model}__{option.name}"
 
 
 def _log_to_stderr() -> None:
@@ -93,12 +109,16 @@ def run(args: argparse.Namespace) -> int:
     from tabbench.train_job import run_train_job
 
     options = {}
-    if hasattr(args, "mlp_max_one_hot_levels"):
-        if args.model != "mlp":
-            print(f"tabbench train: error: --mlp-max-one-hot-levels applies to --model mlp only, "
-                  f"not {args.model}", file=sys.stderr)
-            return 2
-        options["max_one_hot_levels"] = args.mlp_max_one_hot_levels
+    for name, spec in get_models().items():
+        for option in spec.options:
+            dest = _option_dest(name, option)
+            if not hasattr(args, dest):
+                continue
+            if args.model != name:
+                print(f"tabbench train: error: {option.cli_flag(name)} applies to --model "
+                      f"{name} only, not {args.model}", file=sys.stderr)
+                return 2
+            options[option.name] = getattr(args, dest)
     _log_to_stderr()
     try:
         run_train_job(

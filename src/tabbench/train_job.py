@@ -35,9 +35,14 @@ from tabbench.gpu import DEFAULT_TIMEOUT_S, acquire_device
 from tabbench.io import write_json_atomic, write_parquet_atomic
 from tabbench.layout import failures_path, part_dir  # noqa: F401 - re-exported (callers, tests)
 from tabbench.models.base import TrainContext
-from tabbench.models.options import non_default_options, resolve_trainer_options
 from tabbench.models.recorder import EpochRecorder, check_records, empty_records, params_json
-from tabbench.models.registry import NN_MODELS, get_trainer, n_epochs_for
+from tabbench.models.registry import (
+    get_trainer,
+    is_network,
+    n_epochs_for,
+    non_default_options,
+    resolve_trainer_options,
+)
 from tabbench.provenance import (
     environment,
     gather,
@@ -107,18 +112,18 @@ def run_train_job(
     """Train configs ``0..n_configs`` of ``model`` on one split; write records + failures.
 
     Returns the records written to ``out_path``. ``trainer_options`` are the model's run-wide
-    options (:data:`tabbench.models.options.TRAINER_OPTIONS`, e.g. ``{"max_one_hot_levels":
+    options (:class:`tabbench.models.registry.TrainerOption`, e.g. ``{"max_one_hot_levels":
     None}`` for the MLP); one the model does not take is an error before anything runs.
     ``metrics`` and ``trainer_factory`` (``(name, **trainer_options)`` -> trainer) are injection
     points for tests; by default :mod:`tabbench.metrics` and
     :func:`tabbench.models.registry.get_trainer`.
 
-    Device: XGBoost always trains on the CPU. A neural network gets ``device`` through
-    :func:`tabbench.gpu.acquire_device`, held for the whole loop over configs: plain ``cuda``
-    claims a free GPU with a file lock in ``gpu_lock_dir`` (waiting up to ``gpu_claim_timeout``
-    seconds), so concurrent jobs on one machine never share a GPU; without CUDA the job falls
-    back to the CPU with a warning if ``allow_cpu_fallback``, else fails with a clear error
-    before training anything.
+    Device: a model that is not a network (XGBoost) always trains on the CPU. A network gets
+    ``device`` through :func:`tabbench.gpu.acquire_device`, held for the whole loop over
+    configs: plain ``cuda`` claims a free GPU with a file lock in ``gpu_lock_dir`` (waiting up
+    to ``gpu_claim_timeout`` seconds), so concurrent jobs on one machine never share a GPU;
+    without CUDA the job falls back to the CPU with a warning if ``allow_cpu_fallback``, else
+    fails with a clear error before training anything.
     """
     stream = sys.stderr if progress is None else progress
     out_path = Path(out_path)
@@ -139,7 +144,7 @@ def run_train_job(
     }
     with contextlib.ExitStack() as stack:
         # first, so that a device problem fails the job before anything is read or written
-        if model in NN_MODELS:
+        if is_network(model):
             dev = stack.enter_context(
                 acquire_device(device, allow_cpu_fallback, gpu_lock_dir, gpu_claim_timeout)
             )

@@ -8,7 +8,8 @@ import pytest
 import tabbench.metrics as M
 import tabbench.metrics.temperature as T
 from tabbench.metrics.losses import auroc_scores, brier_proba, ece_proba, logloss_proba
-from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS
+from tabbench.metrics.registry import stopping_metric_ids
+from tabbench.runs_schema import TEST_METRIC_IDS
 
 RTOL = {"ts_ref_brier": 2e-6, "brier": 2e-6}  # float32 evaluation; others to 1e-6
 
@@ -16,7 +17,7 @@ RTOL = {"ts_ref_brier": 2e-6, "brier": 2e-6}  # float32 evaluation; others to 1e
 def assert_epochwise_equal(batched: dict, z: np.ndarray, y: np.ndarray) -> None:
     for e in range(z.shape[0]):
         single = M.stopping_metrics(z[e], y)
-        for m in STOPPING_METRIC_IDS:
+        for m in stopping_metric_ids():
             expected = pytest.approx(single[m], rel=RTOL.get(m, 1e-6), abs=1e-9, nan_ok=True)
             assert batched[m][e] == expected, (m, e)
         assert batched["beta"][e] == pytest.approx(M.fit_temperature(z[e], y), rel=1e-6)
@@ -28,7 +29,7 @@ def assert_epochwise_equal(batched: dict, z: np.ndarray, y: np.ndarray) -> None:
 def test_stopping_metrics_batched_equals_single(make, n, k, scale):
     z, y = make(n, k, scale=scale, n_epochs=4, seed=n)
     out = M.stopping_metrics_batched(z, y)
-    assert set(out) == set(STOPPING_METRIC_IDS) | {"beta"}
+    assert set(out) == set(stopping_metric_ids()) | {"beta"}
     assert all(v.shape == (4,) and v.dtype == np.float64 for v in out.values())
     assert_epochwise_equal(out, z, y)
 
@@ -40,7 +41,7 @@ def test_missing_classes_and_float32(make):
     out = M.stopping_metrics_batched(z, y)
     assert_epochwise_equal(out, z, y)
     out32 = M.stopping_metrics_batched(z.astype(np.float32), y)
-    for m in STOPPING_METRIC_IDS:
+    for m in stopping_metric_ids():
         np.testing.assert_allclose(out32[m], out[m], rtol=1e-5, err_msg=m)
 
 
@@ -49,7 +50,7 @@ def test_single_class_labels(make):
     y = np.full(100, 2)
     out = M.stopping_metrics_batched(z, y)
     assert np.isnan(out["auroc"]).all()
-    for m in set(STOPPING_METRIC_IDS) - {"auroc"}:
+    for m in set(stopping_metric_ids()) - {"auroc"}:
         assert np.isfinite(out[m]).all(), m
     assert_epochwise_equal(out, z, y)
 

@@ -11,9 +11,9 @@ from scipy.optimize import brentq
 
 import tabbench.metrics as M
 import tabbench.metrics.temperature as T
-from tabbench.metrics.batched import cv_folds
+from tabbench.metrics.folds import cv_folds
 from tabbench.metrics.ranking import _argsort_rows, auroc_rows, isotonic_rows, sort_rows, unsort
-from tabbench.records import STOPPING_METRIC_IDS
+from tabbench.metrics.registry import stopping_metric_ids
 
 RTOL = {"ts_ref_brier": 2e-6, "brier": 2e-6}
 
@@ -91,7 +91,7 @@ def test_fast_path_equals_definitions_with_nan_epoch_and_missing_classes(make, k
     out = M.stopping_metrics_batched(z, y)
     for e in (0, 1, 3):
         single = M.stopping_metrics(z[e].astype(np.float64), y)
-        for m in STOPPING_METRIC_IDS:
+        for m in stopping_metric_ids():
             expected = pytest.approx(single[m], rel=RTOL.get(m, 1e-6), abs=1e-9, nan_ok=True)
             assert out[m][e] == expected, (m, e)
     assert all(np.isnan(v[2]) for v in out.values())

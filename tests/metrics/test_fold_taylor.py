@@ -12,6 +12,7 @@ import tabbench.metrics as M
 import tabbench.metrics.batched as B
 import tabbench.metrics.fold_taylor as FT
 import tabbench.metrics.temperature as T
+from tabbench.metrics.folds import cv_folds
 
 
 def cumulant_terms(z: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
@@ -60,7 +61,7 @@ def test_stirling_assembly_is_the_derivative_in_log_beta(make):
 
 
 def exact_fold_log_betas(z: np.ndarray, y: np.ndarray) -> np.ndarray:
-    folds = B.cv_folds(y)
+    folds = cv_folds(y)
     out = []
     for f in range(5):
         zf, yf = z[folds != f], y[folds != f]
@@ -74,7 +75,7 @@ def exact_fold_log_betas(z: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _fold_problem(z: np.ndarray, y: np.ndarray):
-    folds = B.cv_folds(y)
+    folds = cv_folds(y)
     perm = np.argsort(folds, kind="stable")
     bounds = np.searchsorted(folds[perm], np.arange(6))
     prep = T.prepare(np.take(z, perm, axis=1), y[perm])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 import tabbench.metrics as M
 from tabbench.metrics.temperature import (
@@ -88,7 +89,7 @@ def test_temperature_scaling_keeps_accuracy_and_smooths(make):
     raw = M.TemperatureScaling(smoothing=False).fit(z, y).predict_proba(z_test)
     np.testing.assert_allclose(p, 500 / 501 * raw + 1 / (501 * 5))
     np.testing.assert_allclose(p.sum(1), 1.0)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(NotFittedError):
         M.TemperatureScaling().predict_proba(z_test)
     with pytest.raises(ValueError):
         ts.predict_proba(z_test[:, :3])

@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.base import EpochChunk
 from tabbench.models.recorder import EpochRecorder, check_records, chunk_length, empty_records
-from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS, record_columns
+from tabbench.runs_schema import TEST_METRIC_IDS, record_columns
 
 
 def _tagging_metrics(calls):
@@ -20,7 +21,7 @@ def _tagging_metrics(calls):
         calls.append(("stop", z.shape, beta0))
         assert np.isfinite(z).all()
         tag = z.mean(axis=(1, 2))
-        out = {m: tag + i for i, m in enumerate(STOPPING_METRIC_IDS)}
+        out = {m: tag + i for i, m in enumerate(stopping_metric_ids())}
         out["beta"] = tag * 10
         return out
 
@@ -62,7 +63,8 @@ def test_rows_follow_the_epochs_of_each_chunk():
     assert list(df.columns) == record_columns()
     assert df["epoch"].tolist() == list(range(1, 8))
     np.testing.assert_allclose(df["val_logloss"], df["epoch"])
-    np.testing.assert_allclose(df["val_ir_ref"], df["epoch"] + STOPPING_METRIC_IDS.index("ir_ref"))
+    ir_ref = stopping_metric_ids().index("ir_ref")
+    np.testing.assert_allclose(df["val_ir_ref"], df["epoch"] + ir_ref)
     np.testing.assert_allclose(df["beta"], df["epoch"] * 10)
     np.testing.assert_allclose(df["test_ece_ts"], df["epoch"] + 200 + 4)
     assert (df[["model", "dataset", "split", "config"]].drop_duplicates().values.tolist()

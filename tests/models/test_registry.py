@@ -1,11 +1,13 @@
 import pytest
 
-from tabbench.models.options import (
-    MLP_MAX_ONE_HOT_LEVELS,
+from tabbench.models.mlp_config import MAX_ONE_HOT_LEVELS as MLP_MAX_ONE_HOT_LEVELS
+from tabbench.models.registry import (
+    epochs_key,
+    get_trainer,
+    n_epochs_for,
     non_default_options,
     resolve_trainer_options,
 )
-from tabbench.models.registry import epochs_key, get_trainer, n_epochs_for
 
 EPOCHS = {"xgboost_default": 100, "xgboost_tuned": 1000, "mlp": 256, "realmlp": 128}
 
@@ -18,9 +20,9 @@ def test_get_trainer(name):
 
 def test_unknown_model():
     with pytest.raises(ValueError, match="unknown model"):
-        get_trainer("lightgbm")
+        get_trainer("nosuchmodel")
     with pytest.raises(ValueError, match="unknown model"):
-        epochs_key("lightgbm", 0)
+        epochs_key("nosuchmodel", 0)
 
 
 def test_epochs_per_config():

@@ -5,7 +5,13 @@ import pytest
 import xgboost as xgb
 
 from tabbench.models.base import TrainContext
-from tabbench.models.xgboost import MarginPredictor, XGBoostTrainer, to_logits, xgb_params
+from tabbench.models.xgboost import (
+    MarginPredictor,
+    XGBoostTrainer,
+    positional,
+    to_logits,
+    xgb_params,
+)
 
 PARAMS = {"eta": 0.2, "max_depth": 4, "subsample": 0.8, "colsample_bylevel": 0.7}
 
@@ -25,7 +31,7 @@ def test_incremental_logits_equal_fresh_predictions(split_data):
     assert val.shape == (40, len(split_data.y_val), K)
     assert test.shape == (40, len(split_data.y_test), K)
     for X, logits in ((split_data.X_val, val), (split_data.X_test, test)):
-        d = xgb.DMatrix(X, enable_categorical=True)
+        d = xgb.DMatrix(positional(X), enable_categorical=True)
         for r in (1, 2, 13, 40):
             fresh = trainer.booster.predict(d, iteration_range=(0, r), output_margin=True)
             np.testing.assert_allclose(logits[r - 1], to_logits(fresh, K), rtol=1e-6, atol=1e-6)
@@ -40,9 +46,10 @@ def test_same_model_as_xgboost_train(split_data):
     ctx = TrainContext(seed=5, n_epochs=25, threads=2)
     trainer = XGBoostTrainer()
     list(trainer.train(PARAMS, split_data, ctx))
-    dtrain = xgb.DMatrix(split_data.X_train, split_data.y_train, enable_categorical=True)
+    dtrain = xgb.DMatrix(positional(split_data.X_train), split_data.y_train,
+                         enable_categorical=True)
     ref = xgb.train(xgb_params(PARAMS, split_data.n_classes, ctx), dtrain, 25)
-    dtest = xgb.DMatrix(split_data.X_test, enable_categorical=True)
+    dtest = xgb.DMatrix(positional(split_data.X_test), enable_categorical=True)
     np.testing.assert_array_equal(ref.predict(dtest), trainer.booster.predict(dtest))
 
 
@@ -94,7 +101,7 @@ def test_fast_margin_predictor_equals_booster_predict(split_data):
     a, b = _collect(fast, PARAMS, split_data, ctx), _collect(slow, PARAMS, split_data, ctx)
     np.testing.assert_array_equal(a[1], b[1])
     np.testing.assert_array_equal(a[2], b[2])
-    d = xgb.DMatrix(split_data.X_test, enable_categorical=True)
+    d = xgb.DMatrix(positional(split_data.X_test), enable_categorical=True)
     pred = MarginPredictor(fast.booster, d)
     assert pred.fast
     shape = (len(split_data.y_test),) + ((split_data.n_classes,) if split_data.n_classes > 2
@@ -115,7 +122,23 @@ def test_eval_matrix_predicts_exactly_like_the_frame(split_data):
     list(trainer.train(PARAMS, split_data, TrainContext(seed=1, n_epochs=30)))
     X = split_data.X_test.copy()
     X.loc[X.index[:5], "a"] = np.nan  # missing numericals too
-    from_frame = trainer.booster.predict(xgb.DMatrix(X, enable_categorical=True),
+    from_frame = trainer.booster.predict(xgb.DMatrix(positional(X), enable_categorical=True),
                                          output_margin=True)
     from_matrix = trainer.booster.predict(_eval_dmatrix(X, threads=1), output_margin=True)
     np.testing.assert_array_equal(from_matrix, from_frame)
+
+
+def test_column_names_xgboost_rejects_are_fine(split_data):
+    """Real datasets have columns like ``a[1]`` or ``x<2``, which XGBoost refuses as feature
+    names: the trainer names features by position, and learns the same model."""
+    import dataclasses
+
+    odd = {c: f"{c}[{i}]<x>" for i, c in enumerate(split_data.X_train.columns)}
+    renamed = dataclasses.replace(
+        split_data, **{k: getattr(split_data, k).rename(columns=odd)
+                       for k in ("X_train", "X_val", "X_test")})
+    ctx = TrainContext(seed=3, n_epochs=5)
+    _, val_a, test_a = _collect(XGBoostTrainer(), PARAMS, split_data, ctx)
+    _, val_b, test_b = _collect(XGBoostTrainer(), PARAMS, renamed, ctx)
+    np.testing.assert_array_equal(val_a, val_b)
+    np.testing.assert_array_equal(test_a, test_b)

@@ -47,6 +47,8 @@ rule plot:
     params:
         summary=lambda wildcards, input: os.path.dirname(input[0]),
         out=lambda wildcards, output: os.path.dirname(output[0]),
+        # for the captions ({{ snakemake.params.stopping_metrics }}): the registered ones
+        stopping_metrics=STOPPING_LEGEND,
     shell:
         "tabbench figures --summary {params.summary:q} --out {params.out:q} > {log:q} 2>&1"
 

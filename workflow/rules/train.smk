@@ -18,7 +18,7 @@ rule train:
     log:
         RESULTS_LAYOUT.log("train", "{model}", "{dataset}", "split{split}"),
     wildcard_constraints:
-        model="|".join(sorted(TRAINERS)),
+        model=MODEL_PATTERN,
         split=r"\d+",
     conda:
         "../../environment.yml"
@@ -29,9 +29,11 @@ rule train:
         epochs=lambda w: train_epochs_arg(w.model),
         n_configs=lambda w: n_configs_for(CFG, w.model),
         seed=CFG["seed"],
-        device=lambda w: CFG["device"] if w.model in NN_MODELS else "cpu",
+        device=train_device,
         gpu_flags=train_gpu_flags,
-        mlp_flags=train_mlp_flags,
+        # named mlp_flags for the shell command's sake: renaming it would change the command's
+        # text, which reruns every finished train job; it holds any model's option flags
+        mlp_flags=train_option_flags,
     shell:
         "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"
         " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"

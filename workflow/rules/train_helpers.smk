@@ -1,9 +1,11 @@
 # Helpers of workflow/rules/train.smk (kept apart from the rules, as Snakemake's linter asks).
 import shlex
 
-from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS
-from tabbench.models.registry import NN_MODELS, TRAINERS, epochs_key
+from tabbench.models.registry import get_model, is_network, model_names
 from tabbench.presets import n_configs_for
+
+# the train rule's model wildcard: the registered models only
+MODEL_PATTERN = "|".join(sorted(model_names()))
 
 
 # The input of a train job under a figures/report target: a file that no rule makes and that
@@ -29,8 +31,13 @@ def train_input(wildcards):
 def train_epochs_arg(model):
     """Only the epochs keys this model uses, so changing another model's epochs does not rerun
     this model's jobs (Snakemake reruns a job when its params change)."""
-    keys = sorted({epochs_key(model, 0), epochs_key(model, 1)})
+    keys = sorted(set(get_model(model).epochs_keys))
     return " ".join(f"{k}={CFG['epochs'][k]}" for k in keys)
+
+
+def train_device(wildcards):
+    """The configured device for network jobs; XGBoost-like models always train on the CPU."""
+    return CFG["device"] if is_network(wildcards.model) else "cpu"
 
 
 class NotARerunTrigger:
@@ -47,7 +54,7 @@ class NotARerunTrigger:
 
 def train_gpu_flags(wildcards):
     """GPU-claim options (tabbench.gpu) of NN jobs under device: cuda; empty otherwise."""
-    if CFG["device"] == "cpu" or wildcards.model not in NN_MODELS:
+    if CFG["device"] == "cpu" or not is_network(wildcards.model):
         return NotARerunTrigger("")
     lock_dir = CFG.get("gpu_lock_dir")
     return NotARerunTrigger(
@@ -57,18 +64,21 @@ def train_gpu_flags(wildcards):
     )
 
 
-def train_mlp_flags(wildcards):
-    """The MLP's one-hot cap (config mlp_max_one_hot_levels; null = no cap) for mlp jobs, empty
-    for the other models: a plain param, so changing the cap retrains the mlp jobs, and only
-    those."""
-    if wildcards.model != "mlp":
-        return ""
-    cap = CFG.get("mlp_max_one_hot_levels", MLP_MAX_ONE_HOT_LEVELS)
-    return f" --mlp-max-one-hot-levels {'none' if cap is None else int(cap)}"
+def train_option_flags(wildcards):
+    """The model's trainer options (tabbench.models.registry.TrainerOption) from their config
+    keys <model>_<option> (e.g. mlp_max_one_hot_levels; null = none), or their defaults: plain
+    params, so changing an option retrains that model's jobs, and only those. Empty for a model
+    without options."""
+    spec = get_model(wildcards.model)
+    flags = ""
+    for option in spec.options:
+        value = CFG.get(option.config_key(spec.name), option.default)
+        flags += f" {option.cli_flag(spec.name)} {option.cli_text(value)}"
+    return flags
 
 
 def train_gpus(wildcards):
-    return 1 if CFG["device"] == "cuda" and wildcards.model in NN_MODELS else 0
+    return 1 if CFG["device"] == "cuda" and is_network(wildcards.model) else 0
 
 
 def train_targets(wildcards):

@@ -12,9 +12,10 @@ Data problems exit 0 (they are recorded in the json); only bad arguments or I/O 
 from __future__ import annotations
 
 import argparse
+import typing
 from pathlib import Path
 
-from tabbench.cli_args import boolean, optional_str
+from tabbench.cli_args import boolean, field_default, optional_int, optional_str
 from tabbench.data.filtering import FilterParams
 from tabbench.data.manifest import suite_names
 from tabbench.data.pipeline import collect_step, fetch_step, filter_step, split_step
@@ -26,10 +27,6 @@ DEFAULT_DEMO_DIR = "data/demo"
 def optional_path(text: str) -> Path | None:
     value = optional_str(text)
     return None if value is None else Path(value)
-
-
-def _optional_int(text: str) -> int | None:
-    return None if text in ("", "None", "null") else int(text)
 
 
 def _cmd_suite(args: argparse.Namespace) -> int:
@@ -98,11 +95,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--openml-timeout",
         type=float,
-        default=10.0,
+        default=field_default(SourceOptions, "openml_timeout"),
         help="seconds OpenML may stay silent before the dataset is given up on",
     )
-    p.add_argument("--openml-retries", type=int, default=3)
-    p.add_argument("--openml-download-timeout", type=float, default=600.0)
+    p.add_argument("--openml-retries", type=int,
+                   default=field_default(SourceOptions, "openml_retries"))
+    p.add_argument("--openml-download-timeout", type=float,
+                   default=field_default(SourceOptions, "openml_download_timeout"))
     p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml's)")
     p.add_argument("--demo-dir", type=optional_path, default=Path(DEFAULT_DEMO_DIR))
     p.add_argument("--out-parquet", type=Path, required=True)
@@ -112,10 +111,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("filter", help="filter one raw dataset (DESIGN.md §3)")
     p.add_argument("--raw-parquet", type=Path, required=True)
     p.add_argument("--raw-json", type=Path, required=True)
-    p.add_argument("--max-rows", type=_optional_int, default=100_000)
-    p.add_argument("--min-rows", type=int, default=1_000)
-    p.add_argument("--max-classes", type=int, default=100)
-    p.add_argument("--all-nan-columns", choices=("drop_column", "drop_rows"), default="drop_column")
+    p.add_argument("--max-rows", type=optional_int,
+                   default=field_default(FilterParams, "max_rows"))
+    p.add_argument("--min-rows", type=int, default=field_default(FilterParams, "min_rows"))
+    p.add_argument("--max-classes", type=int, default=field_default(FilterParams, "max_classes"))
+    p.add_argument("--all-nan-columns",
+                   choices=typing.get_args(typing.get_type_hints(FilterParams)["all_nan_columns"]),
+                   default=field_default(FilterParams, "all_nan_columns"))
     p.add_argument("--out-parquet", type=Path, required=True)
     p.add_argument("--out-json", type=Path, required=True)
     p.set_defaults(func=_cmd_filter)

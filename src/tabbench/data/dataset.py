@@ -11,14 +11,42 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from tabbench.models.base import SplitData
-
 LABEL_COLUMN = "__label__"
 ROLES = ("train", "val", "test")
+
+
+@dataclass(frozen=True)
+class SplitData:
+    """One train/val/test split of a processed dataset.
+
+    Feature frames keep the processed dtypes: numerical columns are float, categorical columns
+    are pandas ``category`` (missing = NaN). Labels are int64 codes in ``0..n_classes-1``.
+    Preprocessing (quantile transform, scaling, one-hot vocabularies) is fit by each trainer on
+    ``X_train`` only.
+    """
+
+    X_train: pd.DataFrame
+    y_train: np.ndarray
+    X_val: pd.DataFrame
+    y_val: np.ndarray
+    X_test: pd.DataFrame
+    y_test: np.ndarray
+    n_classes: int
+
+    @property
+    def cat_columns(self) -> list[str]:
+        dtypes = self.X_train.dtypes
+        return [c for c in self.X_train.columns if isinstance(dtypes[c], pd.CategoricalDtype)]
+
+    @property
+    def num_columns(self) -> list[str]:
+        cats = set(self.cat_columns)
+        return [c for c in self.X_train.columns if c not in cats]
 
 
 def load_split_data(

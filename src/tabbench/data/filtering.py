@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.data.dataset import LABEL_COLUMN
-from tabbench.data.raw import RawData, _as_str
+from tabbench.data.raw import RawData, category_text
 
 #: label / category tokens that mean "missing" (after stripping whitespace).
 MISSING_TOKENS = ("", "?")
@@ -71,7 +71,8 @@ def _normalise_labels(labels: pd.Series) -> pd.Series:
         return s
     obj = s.astype(object)
     missing = obj.isna()
-    text = obj.map(lambda v: v.strip() if isinstance(v, str) else _as_str(v)).where(~missing, None)
+    text = obj.map(lambda v: v.strip() if isinstance(v, str) else category_text(v))
+    text = text.where(~missing, None)
     return text.where(~text.isin(MISSING_TOKENS), None)
 
 
@@ -88,7 +89,7 @@ def _clean_categorical(s: pd.Series) -> pd.Series:
     Works on the category vocabulary, not row by row, so a 10,000-level column stays cheap.
     """
     cat = s if isinstance(s.dtype, pd.CategoricalDtype) else s.astype("category")
-    vocab = np.array([_as_str(c).strip() for c in cat.cat.categories], dtype=object)
+    vocab = np.array([category_text(c).strip() for c in cat.cat.categories], dtype=object)
     codes = cat.cat.codes.to_numpy()
     values = np.empty(len(codes), dtype=object)
     has = codes >= 0
@@ -201,7 +202,7 @@ def filter_dataset(raw: RawData, params: FilterParams, dataset: str) -> FilterOu
     report.update(
         kept=True,
         rows_final=len(frame),
-        class_names=[_as_str(c) for c in classes],
+        class_names=[category_text(c) for c in classes],
         class_counts=[int(c) for c in counts],
         max_categories=max((len(frame[c].cat.categories) for c in cat_cols), default=0),
     )

@@ -90,16 +90,17 @@ def to_categorical_column(values: Any, name: str) -> pd.Series:
     if isinstance(s.dtype, pd.CategoricalDtype):
         cats = s.cat.categories
         if cats.dtype != object and not pd.api.types.is_string_dtype(cats.dtype):
-            s = s.cat.rename_categories([_as_str(c) for c in cats])
+            s = s.cat.rename_categories([category_text(c) for c in cats])
         return s.rename(name)
     obj = s.astype(object)
     missing = obj.isna()
-    as_str = obj.map(_as_str).where(~missing, None)
-    return pd.Series(pd.Categorical(as_str), index=s.index, name=name)
+    text = obj.map(category_text).where(~missing, None)
+    return pd.Series(pd.Categorical(text), index=s.index, name=name)
 
 
-def _as_str(v: Any) -> str:
-    # 1.0 and 1 in a categorical column are the same category "1".
+def category_text(v: Any) -> str:
+    """A category or label value as text: 1.0 and 1 in a categorical column are the same
+    category "1"; bytes are decoded (shared by reading and filtering, so both agree)."""
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     if isinstance(v, bytes):
@@ -119,7 +120,9 @@ def _clean_labels(values: Any) -> pd.Series:
         elif kinds:
             # mixed numbers/strings cannot go into one parquet column; compare them as text
             s = s.map(
-                lambda v: v if v is None or (isinstance(v, float) and np.isnan(v)) else _as_str(v)
+                lambda v: v
+                if v is None or (isinstance(v, float) and np.isnan(v))
+                else category_text(v)
             )
     return s.rename(LABEL_COLUMN)
 

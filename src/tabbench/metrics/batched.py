@@ -1,7 +1,9 @@
 """All per-epoch metrics of many epochs at once: what the recorder calls after every chunk.
 
-``stopping_metrics_batched`` computes every stopping metric of DESIGN.md §4 for E epochs of
-validation logits; ``test_metrics_batched`` the raw and post-hoc-TS test metrics. Both process
+``fused_stopping_metrics`` computes every built-in stopping metric of DESIGN.md §4 for E epochs
+of validation logits (the registry's :func:`~tabbench.metrics.registry.stopping_metrics_batched`
+calls it once per chunk for all of them); ``test_metrics_batched`` the raw and post-hoc-TS test
+metrics. Both process
 epochs in blocks (see :func:`tabbench.metrics.temperature.epoch_blocks`), share one softmax
 evaluation among the metrics that need the same β, and sort each (epoch, class) row of scores
 once for both AUROC and the isotonic fit (binary: the test AUROC is that of z₁ − z₀, which
@@ -29,24 +31,22 @@ Non-finite logits in an epoch (diverged training) give NaN for every metric of t
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
 
 from tabbench.metrics._checks import as_labels, check_batched
 from tabbench.metrics.fold_taylor import fold_optima
+from tabbench.metrics.folds import CV_FOLDS, cv_folds
 from tabbench.metrics.losses import ECE_BINS
 from tabbench.metrics.ranking import auroc_rows, isotonic_rows, sort_rows, unsort
 from tabbench.metrics.temperature import (
     Prepared,
     SampleStats,
     Workspace,
-    _initial_log_beta,
     column_sums,
     derivative_sums,
     epoch_blocks,
     fit_log_beta_prepared,
+    initial_log_beta,
     prepare,
     sample_stats,
     smoothed_brier,
@@ -54,27 +54,7 @@ from tabbench.metrics.temperature import (
     smoothed_pmax,
     solve_log_beta,
 )
-from tabbench.records import STOPPING_METRIC_IDS, TEST_METRIC_IDS
-
-#: Cross-validated TS-refinement (``ts_ref_cv5``): stratified, shuffled, seed 0, as probmetrics.
-CV_FOLDS = 5
-CV_SEED = 0
-
-
-def cv_folds(y: np.ndarray, n_splits: int = CV_FOLDS, seed: int = CV_SEED) -> np.ndarray | None:
-    """Fold id (N,) of every sample under StratifiedKFold(n_splits, shuffle=True, seed), or None
-    when the split is impossible (fewer than n_splits samples, or every class too small)."""
-    folds = np.full(len(y), -1, dtype=np.int64)
-    skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # "least populated class" warning
-            for f, (_, held_out) in enumerate(skf.split(np.zeros(len(y)), y)):
-                folds[held_out] = f
-    except ValueError:
-        return None
-    return folds
-
+from tabbench.runs_schema import TEST_METRIC_IDS
 
 _fold_cache: dict[tuple[int, int], np.ndarray | None] = {}
 
@@ -92,26 +72,30 @@ def _cached_folds(y: np.ndarray) -> np.ndarray | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def stopping_metrics_batched(
+def fused_stopping_metrics(
     logits_ENK: np.ndarray, y: np.ndarray, beta0: np.ndarray | float | None = None
 ) -> dict[str, np.ndarray]:
-    """Every stopping metric (records.STOPPING_METRIC_IDS) for each of E epochs, plus ``beta``.
+    """The built-in stopping metrics for each of E epochs in one fused pass, plus ``beta``.
+
+    The built-in entries of the registry (:mod:`tabbench.metrics.builtin`) are outputs of this
+    kernel (:class:`tabbench.metrics.registry.FusedOutput`): the recorder calls it once per
+    chunk for all of them, through :func:`tabbench.metrics.registry.stopping_metrics_batched`.
 
     logits_ENK: (E, N, K) validation logits (float32/64, binary as K = 2); y: (N,) class codes.
     beta0: optional warm start for the TS fits (scalar or (E,)), e.g. the last β of the
     previous chunk; inside the call each block of epochs starts from the previous block's β.
-    Returns {id: (E,) float64} for all ids, and ``beta`` (E,): the TS inverse temperature fit
-    on these logits (the same fit that ``ts_ref`` scores).
+    Returns {key: (E,) float64} for every key :func:`_stopping_block` computes, and ``beta``
+    (E,): the TS inverse temperature fit on these logits (the same fit that ``ts_ref`` scores).
     """
     z, labels = check_batched(logits_ENK, y)
     n_epochs = z.shape[0]
-    out = {m: np.full(n_epochs, np.nan) for m in (*STOPPING_METRIC_IDS, "beta")}
+    out: dict[str, np.ndarray] = {}
     folds = _cached_folds(labels)
     if folds is not None:  # order samples by fold: folds become contiguous column blocks
         perm = np.argsort(folds, kind="stable")
         labels = labels[perm]
         bounds = np.searchsorted(folds[perm], np.arange(CV_FOLDS + 1))
-    b_init = _initial_log_beta(beta0, n_epochs)
+    b_init = initial_log_beta(beta0, n_epochs)
     b_prev: float | None = None
     if b_init is not None and np.ndim(beta0) == 0:  # a scalar starts the first block only
         b_prev, b_init = float(b_init[0]), None
@@ -122,7 +106,7 @@ def stopping_metrics_batched(
         b0 = b_init[sl] if b_init is not None else b_prev
         res = _stopping_block(prep, None if folds is None else bounds, b0, ws)
         for m, v in res.items():
-            out[m][sl] = np.where(prep.finite, v, np.nan)
+            out.setdefault(m, np.full(n_epochs, np.nan))[sl] = np.where(prep.finite, v, np.nan)
         finite_b = np.log(res["beta"][prep.finite])
         if finite_b.size:
             b_prev = float(finite_b[-1])
@@ -367,7 +351,7 @@ def _class_rows(
 def test_metrics_batched(
     test_logits_ENK: np.ndarray, y_test: np.ndarray, beta_E: np.ndarray, n_fit: int
 ) -> dict[str, np.ndarray]:
-    """Test metrics (records.TEST_METRIC_IDS) of E epochs, raw and after post-hoc TS.
+    """Test metrics (runs_schema.TEST_METRIC_IDS) of E epochs, raw and after post-hoc TS.
 
     ``beta_E`` (E,) are the inverse temperatures fit on validation at the same epochs and
     ``n_fit`` = N_val the number of samples they were fit on (Laplace smoothing

@@ -13,7 +13,7 @@ same data (paper, Sections 3–4 and App. E). Lower refinement = better model be
   classes: the binary way), absent classes get 0 before smoothing over all K.
 
 These single-epoch versions are written for clarity (float64, one fit at a time); the recorder
-uses :func:`tabbench.metrics.batched.stopping_metrics_batched`, tested against them.
+uses the fused :func:`tabbench.metrics.batched.fused_stopping_metrics`, tested against them.
 They raise ``ValueError`` on non-finite logits.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from tabbench.metrics._checks import check_single
-from tabbench.metrics.batched import cv_folds
+from tabbench.metrics.folds import cv_folds
 from tabbench.metrics.losses import (
     brier_proba,
     laplace_smooth,

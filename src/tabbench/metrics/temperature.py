@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from tabbench.metrics._checks import as_logits, check_batched, check_single
 from tabbench.metrics.losses import laplace_smooth, log_softmax
@@ -475,6 +477,65 @@ def solve_log_beta(
     return final
 
 
+def solve_log_beta_scalar(sums: Callable[[float], tuple[float, float]], b0: float) -> float:
+    """b = log β minimising one problem's NLL: :func:`solve_log_beta` (same bracket,
+    Newton/bisection rules, tolerances and accepted final step; tested to give the same b) for
+    a single problem, in Python floats.
+
+    Why a scalar version: a metric callable (:mod:`tabbench.stopping`) fits one temperature per
+    boosting round, and for
+    one problem the vectorised solver's bookkeeping (~40 numpy calls on length-1 arrays per
+    iteration) costs more than its passes over a few thousand validation samples.
+    ``sums(β)`` = mean dNLL/dβ and d²NLL/dβ² over the samples.
+    """
+    bound, tol, accept = LOG_BETA_BOUND, LOG_BETA_TOL, ACCEPT_STEP
+    lo, hi, lo_seen, hi_seen = -bound, bound, False, False
+    b = min(max(b0, -bound), bound)
+    step = step_old = 4 * bound
+    prev = math.nan  # length of the previous Newton step
+    for _ in range(MAX_NEWTON_ITER):
+        beta = math.exp(b)
+        g, h = sums(beta)
+        gb = beta * g  # dNLL/db
+        hb = beta * beta * h + gb
+        if gb > 0:
+            hi, hi_seen = b, True
+        else:
+            lo, lo_seen = b, True
+        flat = g == 0 and h == 0
+        newton_step = math.nan  # left of the optimum a Newton step in β, else in b
+        if gb <= 0 and h > 0 and beta - g / h > 0:
+            newton_step = math.log(beta - g / h) - b
+        if not math.isfinite(newton_step) and hb > 0:
+            newton_step = -gb / hb
+        if not math.isfinite(newton_step):
+            newton_step = math.nan
+        if flat:  # e.g. a perfectly separable set: try the upper bound, as the bisection would
+            cand = bound
+        else:
+            cand = min(max(b + (0.0 if math.isnan(newton_step) else newton_step), -bound), bound)
+        inside = (lo < cand < hi or (cand == hi and not hi_seen and cand != b)
+                  or (cand == lo and not lo_seen and cand != b))
+        fast = abs(2 * (cand - b)) <= step_old or flat
+        use_newton = math.isfinite(newton_step) or flat
+        if not (use_newton and inside and fast):
+            cand = 0.5 * (lo + hi)  # bisection of the bracket
+        step_old, step = step, abs(cand - b)
+        at_bound = (b >= bound and gb <= 0) or (b <= -bound and gb > 0)
+        newton = use_newton and inside and fast and math.isfinite(newton_step) and not at_bound
+        if newton:  # a short Newton step is taken without evaluating its end point
+            d = abs(cand - b)
+            predicted = max(d / (prev * prev), 1.0) * d * d if prev > 0 else math.inf
+            if d < accept or predicted < tol:
+                return cand
+        small = math.isfinite(newton_step) and abs(newton_step) < tol
+        if small or at_bound or hi - lo < tol or not math.isfinite(gb):
+            return b
+        prev = abs(cand - b) if newton else math.nan
+        b = cand
+    return b
+
+
 def _newton_update(b, g, h, br: _Bracket, done, tol):
     """One safeguarded step for every epoch not ``done`` (vectorised; updates ``br``).
 
@@ -537,7 +598,9 @@ def fit_log_beta_prepared(
     return b, sample_stats(prep, np.exp(b), ws)
 
 
-def _initial_log_beta(beta0, n_epochs: int) -> np.ndarray | None:
+def initial_log_beta(beta0, n_epochs: int) -> np.ndarray | None:
+    """Warm start b = log β (E,) from ``beta0`` (scalar or (E,)); a non-finite or non-positive
+    β starts at β = 1, and b is clipped to the search interval. None when ``beta0`` is None."""
     if beta0 is None:
         return None
     beta0 = np.broadcast_to(np.asarray(beta0, dtype=np.float64), (n_epochs,))
@@ -555,7 +618,7 @@ def fit_temperature_batched(
     """
     z, labels = check_batched(logits_ENK, y)
     out = np.empty(z.shape[0])
-    b0_all = _initial_log_beta(beta0, z.shape[0])
+    b0_all = initial_log_beta(beta0, z.shape[0])
     ws = Workspace()
     b_prev = None
     for sl in epoch_blocks(z.shape):
@@ -600,28 +663,49 @@ def epoch_blocks(shape: tuple[int, int, int], target_elements: int = 65_536) -> 
     return [slice(s, min(s + size, n_epochs)) for s in range(0, n_epochs, size)]
 
 
-class TemperatureScaling:
-    """sklearn-style post-hoc temperature scaling with Laplace smoothing (paper, App. E).
+class TemperatureScaling(ClassifierMixin, BaseEstimator):
+    """Post-hoc temperature scaling with Laplace smoothing (paper, App. E), a scikit-learn
+    estimator on logits (public as :class:`tabbench.calibration.TemperatureScaling`).
 
-    ``fit(logits, y)`` sets ``beta_`` (inverse temperature) and ``n_fit_``;
-    ``predict_proba(logits)`` returns n/(n+1)·softmax(β z) + 1/((n+1)K) (``smoothing=False``:
-    plain softmax(β z)). Raises ValueError on non-finite logits.
+    ``fit(logits, y)`` fits the inverse temperature β = 1/T by minimum NLL of softmax(β z)
+    (:func:`fit_temperature`: exact, the paper's bisection result to ~1e-7); ``predict_proba``
+    returns q = N/(N+1)·softmax(β z) + 1/((N+1)K), N = the number of samples ``fit`` saw
+    (``smoothing=False``: plain softmax(β z)). Why smoothing by default: the paper smooths every
+    TS output, so that one confident mistake on new data cannot cost an infinite log loss.
+
+    Inputs: logits (N, K), or binary scores (N,) = the logit margin z₁ − z₀ (what a
+    ``decision_function`` returns), and labels y = class codes 0..K−1 (the logits' column
+    indices; classes may be absent from y). The log-probabilities log p of any model are valid
+    logits: softmax(β log p) = softmax(β z) whenever p = softmax(z).
+
+    Attributes after ``fit``: ``beta_`` (inverse temperature; > 1 sharpens, < 1 softens),
+    ``n_classes_`` (K), ``classes_`` (0..K−1), ``n_fit_`` (N, the smoothing's sample count).
+    β > 0 never changes the argmax, so ``predict`` is argmax z.
+    Non-finite logits raise ``ValueError``; methods before ``fit`` raise ``NotFittedError``.
     """
 
     def __init__(self, smoothing: bool = True):
         self.smoothing = smoothing
 
+    @staticmethod
+    def _as_2d(logits: np.ndarray) -> np.ndarray:
+        z = np.asarray(logits)
+        if z.ndim == 1:  # binary margins z₁ − z₀ -> logits (0, m): same softmax
+            z = as_logits(np.stack([np.zeros_like(z), z], axis=1), 2)
+        return as_logits(z, 2)
+
     def fit(self, logits: np.ndarray, y: np.ndarray) -> TemperatureScaling:
-        z, _ = check_single(logits, y)
-        self.beta_ = fit_temperature(z, y)
+        """Fit β on validation logits (N, K) or binary margins (N,) and class codes y."""
+        z, labels = check_single(self._as_2d(logits), y)
+        self.beta_ = fit_temperature(z, labels)
         self.n_fit_ = z.shape[0]
         self.n_classes_ = z.shape[1]
+        self.classes_ = np.arange(self.n_classes_)
         return self
 
     def _check_fitted(self, logits: np.ndarray) -> np.ndarray:
-        if not hasattr(self, "beta_"):
-            raise RuntimeError("TemperatureScaling is not fitted; call fit(logits, y) first")
-        z = as_logits(logits, 2)
+        check_is_fitted(self, "beta_")
+        z = self._as_2d(logits)
         if z.shape[1] != self.n_classes_:
             raise ValueError(f"fitted on K = {self.n_classes_} classes, got K = {z.shape[1]}")
         if not np.all(np.isfinite(z)):
@@ -629,11 +713,13 @@ class TemperatureScaling:
         return z
 
     def predict_proba(self, logits: np.ndarray) -> np.ndarray:
+        """Calibrated probabilities (N, K), float64 (binary input gives (N, 2))."""
         z = self._check_fitted(logits)
         p = np.exp(log_softmax(self.beta_ * z))
         return laplace_smooth(p, self.n_fit_) if self.smoothing else p
 
     def predict(self, logits: np.ndarray) -> np.ndarray:
+        """argmax z (ties: the first class), unchanged by temperature scaling."""
         return self._check_fitted(logits).argmax(axis=1)
 
 

@@ -15,36 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-import pandas as pd
 
+# SplitData is the data layer's (trainers receive what it loads); re-exported here because it
+# is part of the Trainer protocol below
+from tabbench.data.dataset import SplitData
 
-@dataclass(frozen=True)
-class SplitData:
-    """One train/val/test split of a processed dataset.
-
-    Feature frames keep the processed dtypes: numerical columns are float, categorical columns
-    are pandas ``category`` (missing = NaN). Labels are int64 codes in ``0..n_classes-1``.
-    Preprocessing (quantile transform, scaling, one-hot vocabularies) is fit by each trainer on
-    ``X_train`` only.
-    """
-
-    X_train: pd.DataFrame
-    y_train: np.ndarray
-    X_val: pd.DataFrame
-    y_val: np.ndarray
-    X_test: pd.DataFrame
-    y_test: np.ndarray
-    n_classes: int
-
-    @property
-    def cat_columns(self) -> list[str]:
-        dtypes = self.X_train.dtypes
-        return [c for c in self.X_train.columns if isinstance(dtypes[c], pd.CategoricalDtype)]
-
-    @property
-    def num_columns(self) -> list[str]:
-        cats = set(self.cat_columns)
-        return [c for c in self.X_train.columns if c not in cats]
+__all__ = ["EpochChunk", "SplitData", "TrainContext", "Trainer"]
 
 
 @dataclass(frozen=True)

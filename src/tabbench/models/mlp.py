@@ -44,14 +44,14 @@ from sklearn.preprocessing import QuantileTransformer
 from torch import nn
 
 from tabbench.models.base import EpochChunk, SplitData, TrainContext
-from tabbench.models.options import MLP_MAX_ONE_HOT_LEVELS, check_max_one_hot_levels
+from tabbench.models.mlp_config import (
+    MAX_ONE_HOT_LEVELS,
+    check_max_one_hot_levels,
+    complete_params,
+)
 from tabbench.models.recorder import chunk_length
-from tabbench.search.mlp import DEFAULT_CONFIG
 
 log = logging.getLogger(__name__)
-
-#: default one-hot width limit per categorical column (module docstring, "high cardinality")
-MAX_ONE_HOT_LEVELS = MLP_MAX_ONE_HOT_LEVELS
 
 #: (epoch, network, features) after every epoch: lets tests snapshot the model of an epoch.
 EpochHook = Callable[[int, nn.Module, "MLPPreprocessor"], None]
@@ -155,15 +155,6 @@ def build_mlp(n_in: int, n_out: int, n_hidden_layers: int, width: int, dropout: 
     return nn.Sequential(*layers)
 
 
-def _config(params: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = set(params) - set(DEFAULT_CONFIG)
-    if unknown:
-        raise ValueError(
-            f"unknown MLP parameters {sorted(unknown)}; known {sorted(DEFAULT_CONFIG)}"
-        )
-    return {**DEFAULT_CONFIG, **params}
-
-
 class MLPRun:
     """One config's training state: preprocessed tensors on the device, network, optimiser.
 
@@ -179,7 +170,7 @@ class MLPRun:
         ctx: TrainContext,
         max_one_hot_levels: int | None = MAX_ONE_HOT_LEVELS,
     ) -> None:
-        cfg = _config(params)
+        cfg = complete_params(params)
         torch.set_num_threads(int(ctx.threads))
         torch.manual_seed(int(ctx.seed))
         self.device = torch.device(ctx.device)

@@ -3,8 +3,9 @@
 Trainers yield :class:`~tabbench.models.base.EpochChunk` s of validation and test logits; the
 recorder hands each chunk to the *batched* metrics of :mod:`tabbench.metrics` (one call per chunk,
 so temperature scaling is fit for all epochs of the chunk at once) and appends one row per epoch.
-It computes no metric itself: a new stopping metric is added in ``tabbench.metrics`` and
-``tabbench.records`` only.
+It computes no metric itself: the stopping metrics are those of the registry
+(:mod:`tabbench.metrics.registry`; the built-ins in one fused call, any other by its own
+``batched``), so a new stopping metric never touches the recorder.
 
 Epochs whose logits are not all finite (a diverged network) are not passed to the metrics; their
 metric columns are NaN, which selection never picks (DESIGN.md §6).
@@ -20,11 +21,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.base import EpochChunk
-from tabbench.records import (
+from tabbench.runs_schema import (
     INFO_COLUMNS,
     KEY_COLUMNS,
-    STOPPING_METRIC_IDS,
     TEST_METRIC_IDS,
     record_columns,
     test_column,
@@ -93,6 +94,8 @@ class EpochRecorder:
         self.next_epoch = 1
         self._parts: list[pd.DataFrame] = []
         self._last_beta: float | None = None
+        self._stopping_ids = stopping_metric_ids()
+        self._columns = record_columns()
 
     def add(self, chunk: EpochChunk) -> pd.DataFrame:
         """Compute the metrics of ``chunk``'s epochs; return (and keep) their rows."""
@@ -100,7 +103,7 @@ class EpochRecorder:
         val, test = chunk.val_logits, chunk.test_logits
         finite = np.isfinite(val).all(axis=(1, 2)) & np.isfinite(test).all(axis=(1, 2))
         cols: dict[str, np.ndarray] = {}
-        names = [val_column(m) for m in STOPPING_METRIC_IDS] + ["beta"]
+        names = [val_column(m) for m in self._stopping_ids] + ["beta"]
         for m in TEST_METRIC_IDS:
             names += [test_column(m), test_column(m, ts=True)]
         for name in names:
@@ -111,7 +114,7 @@ class EpochRecorder:
             # warm start: the first TS fits of this chunk start at the previous chunk's last β
             warm = () if self._last_beta is None else (self._last_beta,)  # (beta0,)
             stop = self._metrics.stopping_metrics_batched(v, self._y_val, *warm)
-            for m in STOPPING_METRIC_IDS:
+            for m in self._stopping_ids:
                 cols[val_column(m)][idx] = stop[m]
             beta = np.asarray(stop["beta"], dtype=np.float64)
             cols["beta"][idx] = beta
@@ -132,7 +135,7 @@ class EpochRecorder:
                 **cols,
             }
         )
-        frame = _coerce(frame[record_columns()])
+        frame = _coerce(frame[self._columns])
         self._parts.append(frame)
         self.next_epoch += E
         return frame
@@ -194,9 +197,9 @@ def empty_records() -> pd.DataFrame:
 def check_records(df: pd.DataFrame, expected_epochs: Mapping[int, int] | None = None) -> None:
     """Raise ``ValueError`` unless ``df`` is a valid per-epoch record (DESIGN.md §6).
 
-    Checks: exactly :func:`tabbench.records.record_columns` in order; contract dtypes; no missing
-    keys or info; one (model, dataset, split); per config, epochs are exactly ``1..E`` and the
-    params and cumulative ``fit_seconds`` are consistent. With ``expected_epochs``
+    Checks: exactly :func:`~tabbench.runs_schema.record_columns` in order; contract dtypes; no
+    missing keys or info; one (model, dataset, split); per config, epochs are exactly ``1..E``
+    and the params and cumulative ``fit_seconds`` are consistent. With ``expected_epochs``
     (config -> E), the configs present and their epoch counts must match it.
     """
     cols = list(df.columns)

@@ -197,8 +197,21 @@ def _check_categories(data: SplitData) -> None:
                 raise ValueError(f"categorical column {c!r}: {name} categories differ from train")
 
 
+def feature_names(n: int) -> list[str]:
+    """Positional feature names ``f0, f1, ...``: XGBoost rejects names containing ``[``, ``]``
+    or ``<`` (which real datasets' columns do contain), and the names carry no information the
+    model needs, since val/test columns are aligned with train's by the data layer."""
+    return [f"f{i}" for i in range(n)]
+
+
+def positional(X: pd.DataFrame) -> pd.DataFrame:
+    """``X`` with the trainer's :func:`feature_names` (a relabelled frame; the data is not
+    copied): what to build a DMatrix from to predict with a booster this trainer trained."""
+    return X.set_axis(feature_names(X.shape[1]), axis=1)
+
+
 def _dmatrix(X: pd.DataFrame, y: np.ndarray, threads: int) -> xgb.DMatrix:
-    return xgb.DMatrix(X, label=y, enable_categorical=True, nthread=int(threads))
+    return xgb.DMatrix(positional(X), label=y, enable_categorical=True, nthread=int(threads))
 
 
 def _eval_dmatrix(X: pd.DataFrame, threads: int) -> xgb.DMatrix:
@@ -222,5 +235,5 @@ def _eval_dmatrix(X: pd.DataFrame, threads: int) -> xgb.DMatrix:
             columns.append(col.to_numpy(dtype=np.float32))
             types.append("q")
     values = np.stack(columns, axis=1) if columns else np.empty((len(X), 0), np.float32)
-    return xgb.DMatrix(values, feature_names=[str(c) for c in X.columns], feature_types=types,
+    return xgb.DMatrix(values, feature_names=feature_names(X.shape[1]), feature_types=types,
                        enable_categorical=True, nthread=int(threads))

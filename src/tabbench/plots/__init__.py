@@ -37,9 +37,25 @@ def figure_files(out_dir: str | Path) -> list[Path]:
     return [Path(out_dir) / f"{stem}.{ext}" for stem in FIGURES for ext in ("pdf", "png")]
 
 
+def stopping_metric_legend() -> str:
+    """The registered stopping metrics as caption text (reStructuredText): ``*<label>*:
+    <description>`` joined by semicolons, in registry order. The report's captions show it, so
+    that they list exactly the methods the figures draw."""
+    from tabbench.metrics.registry import get_stopping_metrics
+
+    def rst(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("*", "\\*").replace("`", "\\`")
+
+    return "; ".join(
+        f"*{rst(m.label)}*: {rst(m.description)}" if m.description else f"*{rst(m.label)}*"
+        for m in get_stopping_metrics().values()
+    )
+
+
 def make_figures(summary: dict, out_dir: str | Path) -> dict[str, dict]:
     """Draw every figure into ``out_dir``; returns stem -> what was drawn."""
     return {stem: figure_function(stem)(summary, out_dir) for stem in FIGURES}
 
 
-__all__ = ["FIGURES", "FIGURE_STEMS", "figure_files", "figure_function", "make_figures"]
+__all__ = ["FIGURES", "FIGURE_STEMS", "figure_files", "figure_function", "make_figures",
+           "stopping_metric_legend"]

@@ -17,7 +17,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tabbench.aggregate import BASELINE, FIG5_METHODS, METHOD_NAMES, box_stats
+from tabbench.aggregate import BASELINE, FIG5_METHODS, box_stats, method_names
+from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.plots.style import (
     WIDTH,
     empty_panel,
@@ -37,16 +38,6 @@ METRIC_LABELS = {
     "auroc": "test 1 − AUROC",
     "brier": "test Brier score",
     "ece": "test ECE",
-}
-STOPPING_LABELS = {
-    "logloss": "Logloss",
-    "brier": "Brier",
-    "error": "Accuracy",
-    "auroc": "AUROC",
-    "ts_ref": "TS-Ref.",
-    "ts_ref_brier": "Brier-Ref.",
-    "ts_ref_cv5": "TS-Ref.-5CV",
-    "ir_ref": "IR-Ref.",
 }
 _JITTER = 0.28  # fraction of a box's width over which its points are spread
 
@@ -131,7 +122,7 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
     sub = rel[(rel["metric"] == metric) & rel["method"].isin(methods)]
     if large_only:
         sub = sub[sub["large"].astype(bool)]
-    methods = [m for m in METHOD_NAMES if m in set(methods)]
+    methods = [m for m in method_names() if m in set(methods)]
     models = order_models(rel["model"].unique()) if len(rel) else []
     regimes = ["default", "tuned"]
     many = len(methods) > 5
@@ -183,24 +174,26 @@ def fig5(summary: dict, out_dir: str | Path) -> dict:
 
 def fig_g2(summary: dict, out_dir: str | Path) -> dict:
     return relative_boxes(summary, out_dir, "figG2_logloss_all_methods", "logloss",
-                          METHOD_NAMES, large_only=True, what="Fig. G.2")
+                          method_names(), large_only=True, what="Fig. G.2")
 
 
 def fig_g3(summary: dict, out_dir: str | Path) -> dict:
-    return relative_boxes(summary, out_dir, "figG3_error", "error", METHOD_NAMES,
+    return relative_boxes(summary, out_dir, "figG3_error", "error", method_names(),
                           large_only=True, what="Fig. G.3")
 
 
 def fig_g4(summary: dict, out_dir: str | Path) -> dict:
-    return relative_boxes(summary, out_dir, "figG4_auroc", "auroc", METHOD_NAMES,
+    return relative_boxes(summary, out_dir, "figG4_auroc", "auroc", method_names(),
                           large_only=True, what="Fig. G.4")
 
 
 def fig_g5(summary: dict, out_dir: str | Path) -> dict:
-    """Best epoch per stopping metric, default hyperparameters, one panel per model."""
+    """Best epoch per registered stopping metric, default hyperparameters, one panel per
+    model."""
     table: pd.DataFrame = summary["best_epochs"]
     models = order_models(table["model"].unique()) if len(table) else []
-    stoppings = [s for s in STOPPING_LABELS if s in set(table["stopping"])]
+    labels = {m.id: m.label for m in get_stopping_metrics().values()}
+    stoppings = [s for s in labels if s in set(table["stopping"])]
     with figure_style():
         ncols = max(1, len(models))
         fig, axes = plt.subplots(1, ncols, figsize=(WIDTH, 3.0), squeeze=False)
@@ -214,7 +207,7 @@ def fig_g5(summary: dict, out_dir: str | Path) -> dict:
             data = table[table["model"] == model]
             boxes = box_panel(ax, stoppings, [model], models, data, "stopping", "epoch")
             drawn += boxes
-            ax.set_xticklabels([STOPPING_LABELS[s] for s in stoppings], rotation=45, ha="right")
+            ax.set_xticklabels([labels[s] for s in stoppings], rotation=45, ha="right")
             ax.set_title(f"{model_label(model)} (n = {_n_datasets(data)})")
             ax.set_ylim(bottom=0)
             ax.grid(axis="y", color="0.92", lw=0.6, zorder=0)

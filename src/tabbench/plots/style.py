@@ -28,8 +28,6 @@ MODEL_COLOURS: dict[str, str] = {
 }
 _EXTRA = ("#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
-MODEL_LABELS: dict[str, str] = {"xgboost": "XGBoost", "mlp": "MLP", "realmlp": "RealMLP"}
-
 RC = {
     "font.size": 8,
     "axes.titlesize": 8.5,
@@ -52,7 +50,12 @@ def model_colour(model: str, models: list[str]) -> str:
 
 
 def model_label(model: str) -> str:
-    return MODEL_LABELS.get(model, model)
+    """The model's registered label (:class:`tabbench.models.registry.ModelSpec`), or its name
+    for a model the registry does not know (e.g. results from someone else's install)."""
+    from tabbench.models.registry import get_models
+
+    spec = get_models().get(model)
+    return model if spec is None else spec.label
 
 
 def order_models(models) -> list[str]:

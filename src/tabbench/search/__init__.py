@@ -1,11 +1,13 @@
 """Search spaces (optuna distributions) and deterministic config sampling.
 
-Each model has a module with ``DEFAULT_CONFIG`` (config id 0, the paper's "default" regime) and
-``suggest(trial) -> dict`` (one draw of the paper's HPO space, the "tuned" regime). Config ids
+Each model's registration (:mod:`tabbench.models.registry`) names a module with
+``DEFAULT_CONFIG`` (config id 0, the paper's "default" regime) and ``suggest(trial) -> dict``
+(one draw of the paper's HPO space, the "tuned" regime). Search spaces may import their model's
+torch-free config modules (``tabbench.models``), never the reverse. Config ids
 1..n are drawn by :func:`sample_config` from a seed derived from (global seed, dataset, split,
 model, config id) only, so a config never depends on job order (DESIGN.md §2, §5).
 """
 
-from tabbench.search.sampling import SPACES, get_space, sample_config, stable_seed
+from tabbench.search.sampling import get_space, sample_config, stable_seed
 
-__all__ = ["SPACES", "get_space", "sample_config", "stable_seed"]
+__all__ = ["get_space", "sample_config", "stable_seed"]

@@ -12,14 +12,7 @@ from typing import Any
 
 import optuna
 
-DEFAULT_CONFIG: dict[str, Any] = {
-    "lr": 1e-3,
-    "dropout": 0.0,
-    "weight_decay": 0.0,
-    "n_hidden_layers": 3,
-    "hidden_width": 256,
-    "batch_size": 256,
-}
+from tabbench.models.mlp_config import DEFAULT_CONFIG
 
 
 def suggest(trial: optuna.Trial) -> dict[str, Any]:

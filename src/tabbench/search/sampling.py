@@ -9,29 +9,18 @@ makes config ``i`` the same whether it is sampled first, last or alone.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
-from types import ModuleType
 from typing import Any
 
 import optuna
 
-#: model name -> module with ``DEFAULT_CONFIG`` and ``suggest(trial)``; imported lazily so that a
-#: model whose module is missing (or heavy) costs nothing until asked for.
-SPACES: dict[str, str] = {
-    "xgboost": "tabbench.search.xgboost",
-    "mlp": "tabbench.search.mlp",
-    "realmlp": "tabbench.search.realmlp",
-}
+from tabbench.models.registry import get_search_space
 
 
-def get_space(model: str) -> ModuleType:
-    """The search-space module of ``model`` (``DEFAULT_CONFIG``, ``suggest``)."""
-    try:
-        name = SPACES[model]
-    except KeyError:
-        raise ValueError(f"unknown model {model!r}; known: {sorted(SPACES)}") from None
-    return importlib.import_module(name)
+def get_space(model: str) -> Any:
+    """The search space of ``model`` (``DEFAULT_CONFIG``, ``suggest``), as its registration
+    (:class:`tabbench.models.registry.ModelSpec`) names it; imported on first use."""
+    return get_search_space(model)
 
 
 def stable_seed(*parts: Any) -> int:

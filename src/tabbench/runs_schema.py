@@ -1,25 +1,19 @@
-"""Column contract of the per-epoch records (DESIGN.md §6) shared by the recorder and selection.
+"""Column contract of the runs files (DESIGN.md §6): what the recorder writes and selection
+reads. (:mod:`tabbench.models.recorder` is the code that fills these columns.)
 
 One row per (config, epoch) in ``results/runs/{model}/{dataset}/split{i}.parquet``.
 
 Deliberate addition to DESIGN.md §6: ``n_train, n_val, n_test, n_classes`` are stored on every
 row (constant per file, compressed away by parquet) so that selection, aggregation and figures
 (e.g. "datasets with ≥ 10K rows", Fig. G.1's size axis) need nothing outside ``results/``.
+
+The validation columns are ``val_<id>`` for every registered stopping metric
+(:func:`tabbench.metrics.registry.stopping_metric_ids`, built-ins first in their fixed order),
+so installing a package that registers a metric adds its column to every runs file written
+from then on.
 """
 
 from __future__ import annotations
-
-#: Validation stopping metrics (DESIGN.md §4), all "lower is better"; stored as ``val_<id>``.
-STOPPING_METRIC_IDS: tuple[str, ...] = (
-    "logloss",
-    "brier",
-    "error",
-    "auroc",
-    "ts_ref",
-    "ts_ref_brier",
-    "ts_ref_cv5",
-    "ir_ref",
-)
 
 #: Test metrics (DESIGN.md §4); stored as ``test_<m>`` (raw) and ``test_<m>_ts`` (after TS fit on
 #: the validation logits of the same epoch, with Laplace smoothing).
@@ -36,19 +30,29 @@ INFO_COLUMNS: tuple[str, ...] = (
     "n_classes",
 )
 
+VAL_PREFIX = "val_"
+
 
 def val_column(metric_id: str) -> str:
-    return f"val_{metric_id}"
+    return f"{VAL_PREFIX}{metric_id}"
 
 
 def test_column(metric_id: str, ts: bool = False) -> str:
     return f"test_{metric_id}_ts" if ts else f"test_{metric_id}"
 
 
+def val_columns() -> list[str]:
+    """``val_<id>`` of every registered stopping metric, in registry order."""
+    from tabbench.metrics.registry import stopping_metric_ids
+
+    return [val_column(m) for m in stopping_metric_ids()]
+
+
+def test_columns() -> list[str]:
+    """``test_<m>`` and ``test_<m>_ts`` of every test metric."""
+    return [test_column(m, ts) for m in TEST_METRIC_IDS for ts in (False, True)]
+
+
 def record_columns() -> list[str]:
     """All columns of a per-epoch record, in file order."""
-    cols = list(KEY_COLUMNS) + list(INFO_COLUMNS)
-    cols += [val_column(m) for m in STOPPING_METRIC_IDS]
-    for m in TEST_METRIC_IDS:
-        cols += [test_column(m), test_column(m, ts=True)]
-    return cols
+    return list(KEY_COLUMNS) + list(INFO_COLUMNS) + val_columns() + test_columns()

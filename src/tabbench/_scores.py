@@ -1,0 +1,139 @@
+"""Model outputs -> logits, for the public API (:mod:`tabbench.calibration`,
+:mod:`tabbench.stopping`).
+
+Why logits suffice everywhere: temperature scaling of log-probabilities equals temperature
+scaling of logits. If p = softmax(z), then log p = z − logsumexp(z) differs from z by a
+per-row constant, and softmax(β log p) = softmax(β z) for every β. So probabilities are turned
+into logits by a log, and binary class-1 probabilities into the margin log p − log(1 − p).
+
+No deep-learning framework is imported here: tensors are recognised by their methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+ScoreType = Literal["logits", "proba"]
+SCORE_TYPES: tuple[str, ...] = ("logits", "proba")
+
+
+def check_score_type(scores: str) -> None:
+    if scores not in SCORE_TYPES:
+        raise ValueError(f"scores must be one of {SCORE_TYPES}, got {scores!r}")
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """A numpy view/copy of an array-like: numpy, lists, or a framework tensor (PyTorch, JAX,
+    CuPy: anything with ``detach``/``cpu``/``get``), moved to host memory; float16/bfloat16
+    tensors become float32 (numpy has no bfloat16)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "detach"):  # torch.Tensor, without importing torch
+        x = x.detach()
+        if str(x.dtype) in ("torch.float16", "torch.bfloat16"):
+            x = x.float()
+        return x.cpu().numpy()
+    if hasattr(x, "get") and type(x).__module__.startswith("cupy"):
+        return x.get()
+    return np.asarray(x)
+
+
+def _float(x: np.ndarray) -> np.ndarray:
+    if x.dtype in (np.float32, np.float64):
+        return x
+    if not (np.issubdtype(x.dtype, np.number) or x.dtype == np.bool_):
+        raise ValueError(f"scores must be numeric, got dtype {x.dtype}")
+    return x.astype(np.float64)
+
+
+def proba_to_logits(p: np.ndarray, clip: float | None = None) -> np.ndarray:
+    """Logits (N, K) whose softmax is ``p`` (up to the clipping below).
+
+    Binary — ``p`` (N,) = P(class 1), or (N, 2): the logits (log(1 − p₁), log p₁), i.e. the
+    margin log p₁ − log(1 − p₁), from P(class 1) alone, kept within [ε/2, 1 − ε/2] (ε = the
+    dtype's machine epsilon; or [clip, 1 − clip]). Why: libraries compute p₁ = σ(margin) and
+    1 − p₁ by subtraction, which is resolved only to ε/2, so p₁ = 1.0 in float32 stands for any
+    margin above log(2/ε) ≈ 16.6 and is read as that margin; margins are thus read within
+    ±16.6 (float32) or ±36.7 (float64), symmetrically, and p = 0 or 1 need no special case.
+
+    Multiclass — ``p`` (N, K ≥ 3): log(max(p, clip)). Default ``clip``: the dtype's smallest
+    positive normal number (1.2e-38 for float32, 2.2e-308 for float64), so every representable
+    probability keeps its exact logit. p = 0 has none (log 0 = −inf) and is read as a logit of
+    log(clip) (−87 for float32, −708 for float64): such a class stays (almost) impossible after
+    scaling. Models that output exact zeros for plausible classes (random forests, k-NN) make
+    such a point cost ≈ β·|log clip| whenever it is the true class; pass a larger ``clip``
+    (e.g. 1e-6) for them, or use their ``decision_function``.
+
+    Raises ValueError when the values are not probabilities (outside [0, 1], or NaN).
+    """
+    p = _check_proba(p)
+    if p.ndim == 2 and p.shape[1] != 2:
+        info = np.finfo(p.dtype)
+        out = np.maximum(p, p.dtype.type(info.tiny if clip is None else clip))
+        np.log(out, out=out)
+        return out
+    p1 = _binary_p1(p, clip)
+    out = np.empty((p1.shape[0], 2), dtype=p.dtype)
+    np.log1p(-p1, out=out[:, 0])
+    np.log(p1, out=out[:, 1])
+    return out
+
+
+def _check_proba(p: np.ndarray) -> np.ndarray:
+    p = _float(np.asarray(p))
+    if p.ndim not in (1, 2):
+        raise ValueError(f"probabilities must have shape (N,) or (N, K), got shape {p.shape}")
+    if p.size == 0:
+        raise ValueError("probabilities contain no samples")
+    lo, hi = p.min(), p.max()
+    if not (lo >= 0 and hi <= 1 + 1e-6):  # also False for NaN
+        raise ValueError(
+            f"scores='proba' expects probabilities in [0, 1] (no NaN), got values in "
+            f"[{lo}, {hi}] (pass scores='logits' for raw scores / logit margins)"
+        )
+    return p
+
+
+def _binary_p1(p: np.ndarray, clip: float | None) -> np.ndarray:
+    """P(class 1) of (N,) or (N, 2) probabilities, within [ε/2, 1 − ε/2] (or [clip, 1 − clip])."""
+    p1 = p if p.ndim == 1 else p[:, 1]
+    bound = max(np.finfo(p.dtype).eps / 2, 0.0 if clip is None else clip)
+    return np.clip(p1, p.dtype.type(bound), p.dtype.type(1 - bound))
+
+
+def binary_margin(y_score: Any, scores: ScoreType, clip: float | None = None) -> np.ndarray:
+    """The margin z₁ − z₀ (N,) of binary scores: (N,) or (N, 2) logits, or probabilities read
+    as in :func:`proba_to_logits`; float32 stays float32. Cheaper than building (N, 2) logits
+    when only the margin is needed (the binary temperature fit)."""
+    check_score_type(scores)
+    s = to_numpy(y_score)
+    if scores == "proba":
+        p1 = _binary_p1(_check_proba(s), clip)
+        m = np.log(p1)
+        m -= np.log1p(-p1)
+        return m
+    s = _float(s)
+    if s.ndim == 2 and s.shape[1] == 2:
+        return s[:, 1] - s[:, 0]
+    if s.ndim != 1:
+        raise ValueError(f"binary logits must have shape (N,) or (N, 2), got shape {s.shape}")
+    return s
+
+
+def scores_to_logits(y_score: Any, scores: ScoreType, clip: float | None = None) -> np.ndarray:
+    """Logits (N, K) from logits (N, K), binary margins (N,) z₁ − z₀, or probabilities
+    (``scores="proba"``: (N, K), or (N,) = P(class 1)); float32 stays float32."""
+    check_score_type(scores)
+    s = to_numpy(y_score)
+    if scores == "proba":
+        return proba_to_logits(s, clip)
+    s = _float(s)
+    if s.ndim == 1:  # margin m = z₁ − z₀ -> (0, m): the same softmax
+        out = np.zeros((s.shape[0], 2), dtype=s.dtype)
+        out[:, 1] = s
+        return out
+    if s.ndim != 2:
+        raise ValueError(f"logits must have shape (N,) or (N, K), got shape {s.shape}")
+    return s

@@ -1,0 +1,50 @@
+"""tabbench's own models (DESIGN.md §5), registered through entry points like any other
+(``pyproject.toml``, group ``tabbench.models``). Trainers and search spaces are named, not
+imported: reading the registry imports neither PyTorch nor XGBoost.
+
+Epochs under the paper's protocol: XGBoost 100 rounds for its default config and 1000 for tuned
+ones (App. G.5), the networks 256 epochs for every config.
+"""
+
+from __future__ import annotations
+
+from tabbench.models.mlp_config import MAX_ONE_HOT_LEVELS, check_max_one_hot_levels
+from tabbench.models.registry import ModelSpec, TrainerOption
+
+XGBOOST = ModelSpec(
+    name="xgboost",
+    label="XGBoost",
+    trainer="tabbench.models.xgboost:XGBoostTrainer",
+    search_space="tabbench.search.xgboost",
+    epochs_keys=("xgboost_default", "xgboost_tuned"),
+    paper_epochs={"xgboost_default": 100, "xgboost_tuned": 1000},
+)
+
+MLP = ModelSpec(
+    name="mlp",
+    label="MLP",
+    trainer="tabbench.models.mlp:MLPTrainer",
+    search_space="tabbench.search.mlp",
+    epochs_keys=("mlp", "mlp"),
+    paper_epochs={"mlp": 256},
+    network=True,
+    options=(
+        TrainerOption(
+            "max_one_hot_levels",
+            MAX_ONE_HOT_LEVELS,
+            check_max_one_hot_levels,
+            help="one-hot encode at most the N most frequent train levels of each "
+            "categorical, rarer ones like an unseen level; none = one column per level",
+        ),
+    ),
+)
+
+REALMLP = ModelSpec(
+    name="realmlp",
+    label="RealMLP",
+    trainer="tabbench.models.realmlp:RealMLPTrainer",
+    search_space="tabbench.search.realmlp",
+    epochs_keys=("realmlp", "realmlp"),
+    paper_epochs={"realmlp": 256},
+    network=True,
+)

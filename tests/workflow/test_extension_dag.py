@@ -1,0 +1,60 @@
+"""Extension packages through the real smoke DAG: a package that declares one
+``tabbench.stopping_metrics`` entry point (and nothing else) and one that declares a
+``tabbench.models`` entry point, installed next to tabbench (on PYTHONPATH, as pip would put them
+on sys.path), change what ``snakemake --config preset=smoke`` produces — no tabbench file edited.
+
+The metric must be a ``val_<id>`` column of every runs file, a method of the summary with its
+label and part of the report's captions; the model must train with the epochs its registration
+gives (the smoke preset does not know it).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+from fixtures.plugin_dists import (
+    METRIC_ID,
+    METRIC_LABEL,
+    MODEL_EPOCHS,
+    MODEL_NAME,
+    write_metric_plugin,
+    write_model_plugin,
+)
+from workspace import Workspace
+
+from tabbench.runs_schema import val_column
+
+
+def test_smoke_dag_records_selects_and_reports_an_installed_metric_and_model(tmp_path):
+    ws = Workspace(tmp_path / "wf", demo=["segment", "kc1"])
+    site = tmp_path / "site"
+    write_metric_plugin(site)
+    write_model_plugin(site)
+    ws.env["PYTHONPATH"] = os.pathsep.join([str(site), ws.env["PYTHONPATH"]])
+    res = ws.snakemake("--cores", "2", "--config", "preset=smoke",
+                       f"models=[xgboost,mlp,{MODEL_NAME}]", timeout=900)
+    text = res.stdout + res.stderr
+    assert res.returncode == 0, text[-4000:]
+
+    results = ws.root / "results"
+    runs = sorted((results / "runs").glob("*/*/split*.parquet"))
+    assert {p.parent.parent.name for p in runs} == {"xgboost", "mlp", MODEL_NAME}
+    assert len(runs) == 3 * 2  # 3 models x 2 datasets x 1 split
+    for path in runs:
+        df = pd.read_parquet(path)
+        assert val_column(METRIC_ID) in df.columns, path
+        assert df[val_column(METRIC_ID)].notna().all(), path
+        assert list(df.columns).index(val_column(METRIC_ID)) == list(df.columns).index(
+            val_column("ir_ref")) + 1
+    toy = pd.read_parquet(runs[[p.parent.parent.name for p in runs].index(MODEL_NAME)])
+    assert toy.groupby("config").size().to_dict() == {0: MODEL_EPOCHS, 1: MODEL_EPOCHS}
+
+    summary = pd.read_parquet(results / "summary" / "summary.parquet")
+    assert f"{METRIC_LABEL}+TS" in set(summary["method"])
+    assert MODEL_NAME in set(summary["model"])
+    selected = pd.read_parquet(results / "selected" / "mlp" / "kc1.parquet")
+    assert METRIC_ID in set(selected["stopping"])
+
+    html = (results / "report.html").read_text()
+    assert f"<em>{METRIC_LABEL}</em>: one minus the mean top-class probability" in html
