@@ -28,12 +28,6 @@ localrules:
     report,
 
 
-# The first run that starts jobs on a results folder records its settings there
-# (results/run_config.yaml), before its first job.
-onstart:
-    remember_run_config()
-
-
 rule all:
     default_target: True
     input:

@@ -2,9 +2,10 @@
 
 Targets (issue 6): < 30 s for a demo-size results folder, < 2 min for one the size of the full
 study (196 datasets × 3 models × 5 splits × 31 configs × up to 1000 epochs ≈ 45M record rows),
-selection + aggregation + figures included. The folders are synthetic (tabbench.synthetic) and
-written once under --root (the full one takes several GB and minutes; it is reused by later
-runs). Both are measured in the same run and printed side by side with their budgets.
+selection + aggregation + figures included. The folders are synthetic
+(tests/fixtures/synthetic.py) and written once under --root (the full one takes several GB and
+minutes; it is reused by later runs). Both are measured in the same run and printed side by side
+with their budgets.
 
     PYTHONPATH=src python benchmarks/figures_full_scale.py --root /tmp/tabbench_bench
     PYTHONPATH=src python benchmarks/figures_full_scale.py --datasets 20   # a quick subset
@@ -23,7 +24,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from tabbench.synthetic import (
+# The synthetic results generator is a test fixture, not part of the installed library.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fixtures.synthetic import (  # noqa: E402
     DEMO_DATASETS,
     SyntheticDataset,
     full_study_datasets,
@@ -62,8 +65,7 @@ def folder_size(root: Path) -> tuple[int, float]:
     return len(files), sum(f.stat().st_size for f in files) / 2**30
 
 
-CLI = ("import sys; from tabbench import cli; m = 'tabbench.results_commands'; "
-       "m in cli.COMMAND_MODULES or cli.COMMAND_MODULES.append(m); sys.exit(cli.main())")
+CLI = "import sys; from tabbench import cli; sys.exit(cli.main())"
 
 
 def measure(name: str, root: Path, out: Path, jobs: int) -> dict:

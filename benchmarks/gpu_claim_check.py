@@ -49,7 +49,7 @@ def write_toy(folder: Path, n: int) -> tuple[Path, Path]:
 def start_job(i, data, out_dir, locks, epochs, timeout):
     processed, splits = data
     log = out_dir / f"job{i}.log"
-    cmd = [sys.executable, "-m", "tabbench.train_commands", "train", "--model", "mlp",
+    cmd = [sys.executable, "-m", "tabbench.cli", "train", "--model", "mlp",
            "--dataset", "toy", "--split", "0", "--processed", str(processed),
            "--splits", str(splits), "--out", str(out_dir / f"job{i}" / "split0.parquet"),
            "--n-configs", "1", "--epochs", f"mlp={epochs}", "--seed", str(i),

@@ -1,4 +1,5 @@
-"""Project-wide pytest setup: markers that are not in pyproject.toml; the ``site`` fixture."""
+"""Project-wide pytest setup: the ``site`` fixture. Markers are registered in pyproject.toml
+(pytest runs with --strict-markers, so an unregistered or misspelt marker is an error)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,6 @@ import pytest
 
 from tabbench.metrics import registry as metrics_registry
 from tabbench.models import registry as models_registry
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "slurm: needs a real local SLURM cluster (Debian slurm-wlm + munge); "
-        "runs only with TABBENCH_SLURM_TESTS=1",
-    )
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from tabbench.cli_args import boolean, optional_str
+from tabbench.cli.args import boolean, optional_str
 
 
 @pytest.mark.parametrize(

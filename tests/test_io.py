@@ -1,12 +1,50 @@
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import stat
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tabbench.io import atomic_path, write_json_atomic, write_parquet_atomic
+from tabbench.io import (
+    atomic_path,
+    current_umask,
+    write_json_atomic,
+    write_parquet_atomic,
+    write_text_atomic,
+)
+
+
+@contextlib.contextmanager
+def umask(mask: int):
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(("mask", "file_mode", "dir_mode"), [(0o022, 0o644, 0o755),
+                                                             (0o077, 0o600, 0o700)])
+def test_outputs_get_the_umask_mode_not_mkstemps_0600(tmp_path, mask, file_mode, dir_mode):
+    """A colleague must be able to read a results folder written under umask 022."""
+    with umask(mask):
+        assert current_umask() == mask
+        write_json_atomic({"a": 1}, tmp_path / "new" / "a.json")
+        write_parquet_atomic(pd.DataFrame({"x": [1]}), tmp_path / "new" / "deeper" / "b.parquet")
+        write_text_atomic("x\n", tmp_path / "c.txt")
+        write_text_atomic("y\n", tmp_path / "c.txt")  # replacing a file keeps the umask mode
+    for f in ("new/a.json", "new/deeper/b.parquet", "c.txt"):
+        assert _mode(tmp_path / f) == file_mode, f
+    for d in ("new", "new/deeper"):
+        assert _mode(tmp_path / d) == dir_mode, d
 
 
 def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path) -> None:

@@ -36,6 +36,8 @@ def test_data_paths_are_the_historical_ones():
         "data/kept.txt", "data/datasets.csv", "data/unavailable.csv")
     assert d.log("fetch", "adult") == "data/logs/fetch/adult.log"
     assert d.log("collect_datasets") == "data/logs/collect_datasets.log"
+    assert d.summary_line == "data/logs/data_summary.txt"
+    assert d.openml_state_dir == "data/logs/openml"
 
 
 def test_results_paths_are_the_historical_ones():

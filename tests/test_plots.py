@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 
 from tabbench.aggregate import aggregate, aggregate_frames, read_summary
 from tabbench.plots import FIGURE_STEMS, figure_files, figure_function, make_figures
 from tabbench.results_folder import collect_selected
 from tabbench.select import write_selected
-from tabbench.synthetic import DEMO_DATASETS, write_synthetic_results
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = ("xgboost", "mlp", "realmlp")
@@ -158,8 +158,6 @@ def test_cli_regenerates_from_a_results_folder(results, drawn, tmp_path):
     gives the same summary as the Snakemake path."""
     from tabbench import cli
 
-    if "tabbench.results_commands" not in cli.COMMAND_MODULES:
-        cli.COMMAND_MODULES.append("tabbench.results_commands")
     out = tmp_path / "out"
     assert cli.main(["figures", "--results", str(results), "--out", str(out), "--jobs", "1"]) == 0
     assert all(p.exists() for p in figure_files(out))

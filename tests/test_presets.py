@@ -32,6 +32,8 @@ def test_shipped_config_is_valid_and_defaults_to_the_paper() -> None:
         "xgboost_tuned": 1000,
         "mlp": 256,
         "realmlp": 256,
+        "lightgbm_default": 100,  # an extension: XGBoost's convention
+        "lightgbm_tuned": 1000,
     }
 
 
@@ -163,3 +165,26 @@ def test_n_configs_mapping_from_the_command_line_is_coerced() -> None:
     for bad in ({"mlp": -1}, {"mlp": "ten"}, {}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(coerce_cli_strings({**_config(), "n_configs": bad}), _schema())
+
+
+def test_max_rows_null_is_the_presets_cap_and_unlimited_is_no_cap() -> None:
+    """``max_rows: null`` takes the preset's cap like every preset key; "no cap" has its own
+    word; 0, which could be read either way, is rejected."""
+    from tabbench.presets import row_cap
+
+    for preset, cap in (("paper", 100_000), ("demo", 3_000), ("smoke", 1_500)):
+        cfg = {**_config(), "preset": preset, "max_rows": None}
+        jsonschema.validate(cfg, _schema())
+        assert row_cap(resolve_config(cfg)) == cap
+    cfg = {**_config(), "max_rows": "unlimited"}
+    jsonschema.validate(cfg, _schema())
+    assert row_cap(resolve_config(cfg)) is None
+    assert row_cap(resolve_config({**_config(), "max_rows": 250})) == 250
+    for bad in ("None_", 0, -5, "all"):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**_config(), "max_rows": bad}, _schema())
+    # `none` is one of the null spellings (tabbench.cli.args.is_null): the preset's cap
+    from tabbench.presets import coerce_cli_strings
+
+    coerced = coerce_cli_strings({**_config(), "max_rows": "none"})
+    assert coerced["max_rows"] is None and row_cap(resolve_config(coerced)) == 100_000

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.synthetic import SyntheticDataset, synthetic_run
 
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.runs_schema import record_columns, val_column
 from tabbench.select import SELECTED_COLUMNS, select_files, select_table, write_selected
-from tabbench.synthetic import SyntheticDataset, synthetic_run
 
 INF = np.inf
 NAN = np.nan
@@ -180,8 +180,6 @@ def test_select_files_reads_one_file_per_split(tmp_path):
 def test_cli_select_writes_the_selection(tmp_path):
     from tabbench import cli
 
-    if "tabbench.results_commands" not in cli.COMMAND_MODULES:
-        cli.COMMAND_MODULES.append("tabbench.results_commands")
     run = tmp_path / "split0.parquet"
     records({0: [2.0, 1.0], 1: [0.5, 0.7]}).to_parquet(run, index=False)
     out = tmp_path / "selected" / "mlp" / "toy.parquet"

@@ -18,6 +18,7 @@ import xgboost as xgb
 
 import tabbench
 from tabbench import metrics
+from tabbench.cli import main as cli_main
 from tabbench.data.dataset import LABEL_COLUMN, load_split_data
 from tabbench.metrics import losses
 from tabbench.metrics.registry import stopping_metric_ids
@@ -27,7 +28,6 @@ from tabbench.models.registry import get_trainer
 from tabbench.models.xgboost import XGBoostTrainer, positional, to_logits
 from tabbench.runs_schema import TEST_METRIC_IDS, val_column
 from tabbench.runs_schema import test_column as _test_column
-from tabbench.train_commands import main as cli_main
 from tabbench.train_job import failures_path, part_dir, run_train_job
 
 SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
@@ -243,7 +243,7 @@ def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
     parts = part_dir(killed)
     log1 = tmp_path / "run1.log"
     with open(log1, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "tabbench.train_commands", *args,
+        proc = subprocess.Popen([sys.executable, "-m", "tabbench.cli", *args,
                                  "--out", str(killed)], stderr=err, env=env)
         deadline = time.time() + 120
         while not (parts / "config0.parquet").exists():
@@ -277,6 +277,68 @@ def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
                           seed=0, progress=io.StringIO())
     pd.testing.assert_frame_equal(resumed.drop(columns="fit_seconds"),
                                   fresh.drop(columns="fit_seconds"))
+
+
+def _wait_for(proc, log, text, timeout=300):
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text():
+        assert proc.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, f"no {text!r} after {timeout} s: {log.read_text()}"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("model", "epochs", "sig", "wait_for", "kept"),
+    [
+        # XGBoost: config 0 (20 rounds) finishes, config 1 (5,000 rounds) is interrupted
+        ("xgboost", ["xgboost_default=20", "xgboost_tuned=5000"], signal.SIGINT,
+         "config 1 (2/4) epoch", [0]),
+        # the torch loop: interrupted in config 0, nothing to keep
+        ("mlp", ["mlp=2000"], signal.SIGTERM, "config 0 (1/4) epoch", []),
+    ],
+    ids=["xgboost-SIGINT", "mlp-SIGTERM"],
+)
+def test_signal_stops_the_job_promptly_and_keeps_finished_configs(
+    tmp_path, model, epochs, sig, wait_for, kept
+):
+    """Ctrl-C (SIGINT) or SIGTERM: the job stops within the current boosting round or
+    mini-batch, says what it kept and how to go on, and exits 128 + signal number (not a
+    traceback); a rerun resumes from the part files."""
+    processed, splits = write_dataset(tmp_path / "data", n=2500, n_classes=2)
+    out = tmp_path / "runs" / "split0.parquet"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    log = tmp_path / "train.log"
+    with open(log, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tabbench.cli", "train", "--model", model, "--dataset", "toy",
+             "--split", "0", "--processed", str(processed), "--splits", str(splits),
+             "--out", str(out), "--n-configs", "3", "--epochs", *epochs, "--seed", "0"],
+            stderr=err, env=env,
+        )  # fmt: skip
+        try:
+            _wait_for(proc, log, wait_for)
+            sent = time.monotonic()
+            proc.send_signal(sig)
+            rc = proc.wait(timeout=60)  # generous: the job reacts within a round or a batch
+        finally:
+            proc.kill()
+    reaction = time.monotonic() - sent
+    text = log.read_text()
+    print(f"{model}: exit {rc} {reaction:.2f} s after {sig.name}")
+    assert rc == 128 + sig, text[-3000:]
+    assert f"tabbench train: stopped by {sig.name}" in text
+    assert "Traceback" not in text
+    assert f"({len(kept)} of 4)" in text and f"config {len(kept)} was in progress" in text
+    parts = part_dir(out)
+    assert sorted(p.name for p in parts.glob("config*")) == [f"config{c}.parquet" for c in kept]
+    assert not list(parts.glob(".*.tmp")) and not out.exists()
+    if kept:  # resumed: the kept config is not trained again
+        resumed = io.StringIO()
+        run_train_job(model, "toy", 0, processed, splits, out, n_configs=3,
+                      epochs={"xgboost_default": 20, "xgboost_tuned": 5},
+                      seed=0, progress=resumed)  # fmt: skip
+        assert "config 0 (1/4) already done (part file)" in resumed.getvalue()
+        assert out.exists() and not parts.exists()
 
 
 class _MtimeProbe:

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tabbench.cli import main as cli_main
 from tabbench.data.dataset import LABEL_COLUMN
 from tabbench.models.mlp import MLPPreprocessor, MLPTrainer
 from tabbench.models.mlp_config import MAX_ONE_HOT_LEVELS as MLP_MAX_ONE_HOT_LEVELS
 from tabbench.models.recorder import check_records
-from tabbench.train_commands import main as cli_main
 from tabbench.train_job import part_dir, run_train_job
 
 N_LEVELS = 30

@@ -4,6 +4,12 @@ Every output of the pipeline is first written to a temporary file in the destina
 then renamed over the target (``os.replace`` is atomic on POSIX within one file system), so a
 killed job leaves either the old file, the new file, or no file — never a truncated one that a
 rerun would trust.
+
+Permissions: ``mkstemp`` creates its file with mode 0600 whatever the umask, and the rename
+keeps that mode, so without care every output would be private to its owner and a colleague on
+a shared file system could not read a results folder. The temporary file is therefore given the
+mode an ordinary ``open(path, "w")`` would have: ``0666`` masked by the process's umask (umask
+022 -> 0644, 077 -> 0600). Folders are created by ``mkdir``, which already applies the umask.
 """
 
 from __future__ import annotations
@@ -12,23 +18,51 @@ import contextlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the OS allows (Linux ``/proc``):
+    ``os.umask`` can only be read by setting it, which would briefly affect other threads."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return mask
+
+
+def default_file_mode() -> int:
+    """The mode ``open(path, "w")`` gives a new file: 0666 without the umask's bits."""
+    return 0o666 & ~current_umask()
+
 
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``target``; rename it over ``target`` on success.
 
-    On an exception the temporary file is removed and ``target`` is left untouched.
+    On an exception the temporary file is removed and ``target`` is left untouched. The file
+    ends up with the umask's usual mode (:func:`default_file_mode`), not mkstemp's 0600.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
+    try:
+        os.fchmod(fd, default_file_mode())
+    finally:
+        os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path

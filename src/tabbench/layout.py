@@ -10,6 +10,7 @@ rule files always wrote them, so folders written before this module existed stay
     {data}/splits/{ds}.parquet                          split: n_splits 64/16/20 splits
     {data}/kept.txt, datasets.csv, unavailable.csv      collect (the one checkpoint)
     {data}/logs/{fetch,filter,split}/{ds}.log, {data}/logs/collect_datasets.log
+    {data}/logs/data_summary.txt, {data}/logs/openml/   the data stage's summary line, OpenML probe
     {results}/run_config.yaml                           the settings that produced the folder
     {results}/runs/{model}/{ds}/split{i}.parquet        train: every epoch of every config
     {results}/runs/{model}/{ds}/split{i}.failures.json  train: the configs that failed
@@ -111,6 +112,16 @@ class DataLayout:
     @property
     def unavailable_csv(self) -> str:
         return f"{self.root}/unavailable.csv"
+
+    @property
+    def summary_line(self) -> str:
+        """The data stage's one-line summary (kept/dropped/unavailable), printed at the end."""
+        return f"{self.root}/logs/data_summary.txt"
+
+    @property
+    def openml_state_dir(self) -> str:
+        """Whether OpenML answered, probed once per run and shared with the fetch jobs."""
+        return f"{self.root}/logs/openml"
 
     def log(self, step: str, dataset: str | None = None) -> str:
         """``logs/{step}/{dataset}.log`` (fetch, filter, split) or ``logs/{step}.log``."""

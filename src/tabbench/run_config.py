@@ -276,8 +276,10 @@ def _mismatch_message(layout: ResultsLayout, keys: list[str], folder: Mapping[st
                       asked: Mapping[str, Any]) -> str:
     lines = [f"tabbench: this command's --config disagrees with {layout.run_config}, the "
              f"settings {layout.root}/ was produced with:"]
-    lines += [f"  {k}: folder {_short(folder.get(k))}, asked {_short(asked.get(k))}"
-              for k in keys]
+    def shown(cfg: Mapping[str, Any], k: str) -> str:
+        return _short(cfg[k]) if k in cfg else "(not set: the code's default)"
+
+    lines += [f"  {k}: folder {shown(folder, k)}, asked {shown(asked, k)}" for k in keys]
     lines += [
         "Nothing was run. On this folder, drop those --config values (its settings apply "
         "without them);",

@@ -13,6 +13,13 @@ in ``job.json``) and, per config, the same params and number of epochs. A failin
 exception in the trainer, a non-finite loss in the first epoch, out of memory) is recorded with
 its error and the job goes on; errors of the recorder itself (the metrics) are bugs and stop the
 job.
+
+Stopping: under :func:`stop_on_signals` (what ``tabbench train`` runs in), SIGINT (Ctrl-C) and
+SIGTERM (e.g. ``scancel`` or a SLURM time limit) raise
+:class:`TrainInterrupted` at the next Python instruction - within a boosting round or a
+mini-batch, i.e. at once on the time scale of a job. Finished configs are already on disk as
+part files; the config in progress is lost (its partial write, if any, is removed by
+:func:`tabbench.io.atomic_path`). A second signal kills the job at once.
 """
 
 from __future__ import annotations
@@ -21,10 +28,11 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -50,6 +58,51 @@ from tabbench.provenance import (
     to_parquet_metadata,
 )
 from tabbench.search import sample_config, stable_seed
+
+
+class TrainInterrupted(BaseException):
+    """A training job was asked to stop by a signal. A BaseException, like KeyboardInterrupt, so
+    that a trainer's ``except Exception`` does not record it as a failed config."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"stopped by {self.signal_name}")
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+@contextlib.contextmanager
+def stop_on_signals(
+    signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM),
+) -> Iterator[None]:
+    """Turn ``signals`` into :class:`TrainInterrupted` inside the block (main thread only).
+    After the first one the default actions are back, so a second signal ends the process at
+    once, whatever it is doing."""
+
+    def stop(signum: int, frame: Any) -> None:
+        for s in signals:
+            signal.signal(s, signal.SIG_DFL)
+        raise TrainInterrupted(signum)
+
+    previous = {s: signal.signal(s, stop) for s in signals}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def finished_configs(out_path: str | os.PathLike[str]) -> list[int]:
+    """Configs of a job whose part file (records or failure) is on disk, i.e. kept for a
+    resume."""
+    done = set()
+    for f in part_dir(out_path).glob("config*.*"):
+        stem = f.name.removeprefix("config").split(".")[0]
+        if stem.isdigit() and f.name.endswith((".parquet", ".failure.json")):
+            done.add(int(stem))
+    return sorted(done)
 
 
 def train_seed(seed: int, dataset: str, split: int, model: str, config_id: int) -> int:

@@ -3,22 +3,19 @@ gives a recorded status (or a clear error), never a crash of the whole run."""
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from tabbench.data import commands
+from tabbench import cli
 from tabbench.data.dataset import LABEL_COLUMN, load_split_data
 
 
 def run(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="tabbench")
-    commands.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return args.func(args)
+    """The real ``tabbench`` entry point, so a subcommand missing from it fails here too."""
+    return cli.main(list(argv))
 
 
 def fetch(tmp_path, name, *extra):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from tabbench.data.sources import SourceOptions, fetch
 
@@ -44,7 +45,11 @@ def test_unavailable_message_names_dataset_and_every_source(fx, tmp_path):
         assert f"{src}: {why}" in msg
 
 
-def test_a_broken_source_does_not_stop_the_others(fx, tmp_path, monkeypatch):
+def test_a_bug_in_a_source_fails_loudly_instead_of_marking_the_dataset_unavailable(
+    fx, tmp_path, monkeypatch
+):
+    """An unexpected exception is a bug (or an incompatible dependency): falling back to the
+    next source would hide it behind a dataset quietly recorded as unavailable."""
     from tabbench.data.sources import talent
 
     def boom(name, options):
@@ -52,9 +57,9 @@ def test_a_broken_source_does_not_stop_the_others(fx, tmp_path, monkeypatch):
 
     monkeypatch.setattr(talent, "load", boom)
     fx.make_demo_dir(tmp_path, {"toy": fx.synthetic_frame(300)})
-    r = fetch("toy", ["talent", "bundled"], SourceOptions(demo_dir=tmp_path))
-    assert r.source == "bundled"
-    assert r.attempts[0]["reason"].startswith("unexpected KeyError")
+    with pytest.raises(KeyError, match="bug in a source") as info:
+        fetch("toy", ["talent", "bundled"], SourceOptions(demo_dir=tmp_path))
+    assert "unexpected error in source 'talent' while fetching 'toy'" in str(info.value.__notes__)
 
 
 def test_suite_names(fx, tmp_path):

@@ -148,3 +148,44 @@ def test_cached_description_without_data_fails_fast_offline(fx, tmp_path):
     with pytest.raises(SourceUnavailable, match="unreachable within 10 s"):
         oml_source.load_id("d", OpenMLRef(1462, "class"), options(fx, tmp_path))
     assert time.monotonic() - start < 15
+
+
+def test_an_openml_python_incompatibility_fails_loudly(fx, tmp_path, monkeypatch):
+    """E.g. a private attribute renamed by an openml-python upgrade: an AttributeError inside
+    the source must fail the fetch, not mark the dataset unavailable (nor fall back)."""
+
+    def renamed(*args, **kwargs):
+        raise AttributeError("module 'openml.config' has no attribute '_root_cache_directory'")
+
+    monkeypatch.setattr(openml.datasets, "get_dataset", renamed)
+    with pytest.raises(AttributeError, match="_root_cache_directory"):
+        fetch("banknote_authentication", ["openml", "bundled"], options(fx, tmp_path))
+
+
+def test_openml_answer_and_network_errors_are_the_expected_ones(fx, tmp_path, monkeypatch):
+    """Only "OpenML does not have it for us" falls back: OpenML's own error answer (e.g. an
+    unknown dataset, HTTP 412/404) and network failures."""
+    from openml.exceptions import OpenMLServerException
+
+    def unknown(*args, **kwargs):
+        raise OpenMLServerException("Unknown dataset", code=111)
+
+    monkeypatch.setattr(openml.datasets, "get_dataset", unknown)
+    (attempt,) = fetch("banknote_authentication", ["openml"], options(fx, tmp_path)).attempts
+    assert "OpenML refused dataset 1462" in attempt["reason"] and not attempt["network"]
+
+    def refused(*args, **kwargs):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(openml.datasets, "get_dataset", refused)
+    (attempt,) = fetch("banknote_authentication", ["openml"], options(fx, tmp_path)).attempts
+    assert "cannot reach OpenML server" in attempt["reason"] and attempt["network"]
+
+
+def test_a_cache_file_system_error_is_not_taken_for_a_network_error(fx, tmp_path, monkeypatch):
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(openml.datasets, "get_dataset", denied)
+    with pytest.raises(PermissionError):
+        fetch("banknote_authentication", ["openml", "bundled"], options(fx, tmp_path))

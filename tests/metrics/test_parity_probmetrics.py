@@ -1,6 +1,7 @@
 """Parity with the reference implementation of the paper's metrics, probmetrics.
 
-Marked ``reference``: skipped when probmetrics (a dev/test extra) is not installed.
+Marked ``reference``: skipped when probmetrics (extra ``reference``) is not installed, except
+in CI (:mod:`fixtures.optional`).
 Metric names: ``refinement_<loss>_<calibrator>_<split>`` with the TS (``ts-mix``) or
 isotonic (``isotonic-mix``) calibrator mixed with the uniform distribution (= our Laplace
 smoothing), fit and scored on all samples (``all``) or cross-validated (``cv-5``).
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fixtures.optional import import_reference
 
 import tabbench.metrics as M
 
@@ -25,8 +27,9 @@ OURS_TO_PROBMETRICS = {
 
 @pytest.fixture(scope="module")
 def probmetrics_values():
-    pytest.importorskip("probmetrics")
-    torch = pytest.importorskip("torch")
+    import torch
+
+    import_reference("probmetrics")
     from probmetrics.metrics import Metrics
 
     metrics = Metrics.from_names(list(OURS_TO_PROBMETRICS.values()))

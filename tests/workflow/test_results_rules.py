@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.plots import FIGURES
 from tabbench.select import write_selected
-from tabbench.synthetic import SyntheticDataset, write_synthetic_results
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "workflow" / "rules"
@@ -83,8 +83,6 @@ rule standin_train:
 SHIM = """#!{python}
 import sys
 from tabbench import cli
-if "tabbench.results_commands" not in cli.COMMAND_MODULES:
-    cli.COMMAND_MODULES.append("tabbench.results_commands")
 sys.exit(cli.main())
 """
 

@@ -151,15 +151,6 @@ def _copy_workflow(dest: Path) -> None:
 
 def test_smoke_preset_through_slurm_profile(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
     """The real pipeline, smoke preset, every job submitted with profiles/slurm."""
-    rules = subprocess.run(
-        ["snakemake", "--list-rules", "--workflow-profile", "none"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout.split()
-    if "train" not in rules:
-        pytest.skip("pipeline rules not in this checkout's Snakefile yet")
     _copy_workflow(tmp_path)
     env = dict(slurm_cluster.env)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))

@@ -63,11 +63,20 @@ def make_project(tmp_path, **config):
         f'include: "{rules / "train.smk"}"\n'
         "rule all:\n    default_target: True\n    input: all_targets,\n"
     )
+    # the rules call `tabbench`: this checkout's, not whatever is installed
+    launcher = tmp_path / "bin" / "tabbench"
+    launcher.parent.mkdir(exist_ok=True)
+    launcher.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {SRC!r})\n"
+        "from tabbench import cli\nsys.exit(cli.main())\n"
+    )
+    launcher.chmod(0o755)
     return tmp_path
 
 
 def snakemake(project, *args):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]),
+           "PATH": f"{project / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
     return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *args],
                           cwd=project, env=env, capture_output=True, text=True)
 
@@ -139,41 +148,45 @@ touch "$out" "${out%.parquet}.failures.json"
 
 def test_one_hot_cap_change_retrains_mlp_jobs_only(tmp_path, monkeypatch):
     """The cap is a rerun trigger of the mlp jobs (it changes their records) and of nothing
-    else; a run (with a stand-in for `tabbench train`) records it in Snakemake's metadata."""
-    project = make_project(tmp_path / "p")
+    else; a run (with a stand-in for `tabbench train`) records it in Snakemake's metadata. Once
+    the folder has its run_config.yaml, the cap is changed there (a --config that disagrees with
+    the folder's settings is refused)."""
+    project = make_project(tmp_path / "p", mlp_max_one_hot_levels=1000)
     fake = tmp_path / "bin" / "tabbench"
     fake.parent.mkdir()
     fake.write_text(FAKE_TABBENCH)
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    stored = project / "results" / "run_config.yaml"
 
     def planned(*config):
         res = snakemake(project, "-n", "-p", *(["--config", *config] if config else []))
         assert res.returncode == 0, res.stderr + res.stdout
         return sorted(cmd.split(" --dataset")[0] for _, cmd in _jobs(res))
 
+    def set_cap(value):
+        cfg = yaml.safe_load(stored.read_text())
+        cfg["mlp_max_one_hot_levels"] = value
+        stored.write_text(yaml.safe_dump(cfg))
+
     res = snakemake(project)
     assert res.returncode == 0, res.stderr[-3000:]
+    assert stored.is_file()
     assert planned() == planned("mlp_max_one_hot_levels=1000") == []
+    refused = snakemake(project, "-n", "--config", "mlp_max_one_hot_levels=5")
+    assert refused.returncode != 0
+    assert "mlp_max_one_hot_levels: folder 1000, asked 5" in refused.stderr, refused.stderr
     mlp_jobs = ["tabbench train --model mlp"] * 4
-    assert planned("mlp_max_one_hot_levels=5") == mlp_jobs
-    assert snakemake(project, "--config", "mlp_max_one_hot_levels=5").returncode == 0
-    assert planned("mlp_max_one_hot_levels=5") == []
+    set_cap(5)
+    assert planned() == planned("mlp_max_one_hot_levels=5") == mlp_jobs
+    assert snakemake(project).returncode == 0
+    assert planned() == []
+    set_cap(1000)
     assert planned() == mlp_jobs  # back to the default: retrain
 
 
-def _cli_has_train():
-    res = subprocess.run([sys.executable, "-c", "from tabbench.cli import build_parser;"
-                          "build_parser().parse_args(['train', '--help'])"],
-                         env={**os.environ, "PYTHONPATH": SRC}, capture_output=True)
-    return res.returncode == 0
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not shutil.which("tabbench"), reason="tabbench CLI not installed")
 def test_end_to_end_records(tmp_path):
-    if not _cli_has_train():
-        pytest.skip("tabbench.train_commands is not yet in tabbench.cli.COMMAND_MODULES")
     project = make_project(tmp_path, n_splits=1)
     res = snakemake(project)
     assert res.returncode == 0, res.stderr + res.stdout

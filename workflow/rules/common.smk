@@ -1,11 +1,13 @@
-# Shared by every workflow file: the settled configuration, the layout of data/ and results/, and
-# the list of final targets. Each .smk file adds its own targets to TARGET_FUNCTIONS (an
-# extension point), so the `all` target grows with the pipeline without editing the Snakefile.
+# Shared by every workflow file: the settled configuration, the layout of data/ and results/, the
+# list of final targets and the run's start/end hooks. Each .smk file adds its own targets to
+# TARGET_FUNCTIONS (an extension point), so the `all` target grows with the pipeline without
+# editing the Snakefile; likewise START_FUNCTIONS / END_FUNCTIONS, since Snakemake keeps a single
+# onstart/onsuccess/onerror handler (a second one would silently replace the first).
 #
 # The configuration (tabbench.run_config): config.yaml and --config/--configfile, validated with
 # short errors; on a results folder that has a run_config.yaml (the settings it was produced
 # with), that file takes config.yaml's place and a --config that disagrees with it is refused.
-# The first run that starts jobs writes run_config.yaml (onstart, see the Snakefile).
+# The first run that starts jobs writes run_config.yaml (remember_run_config, a start hook).
 import os
 import sys
 
@@ -73,7 +75,7 @@ def reads_cache_only():
 
 
 def remember_run_config():
-    """onstart: a run that starts jobs on a folder without run_config.yaml writes it (not one
+    """Start hook: a run that starts jobs on a folder without run_config.yaml writes it (not one
     that only draws figures from a folder written before run_config.yaml existed)."""
     if SETTLED.stored is None and not reads_cache_only():
         if remember(RESULTS, CFG):
@@ -92,3 +94,49 @@ def all_targets(wildcards):
     for fn in TARGET_FUNCTIONS:
         out.extend(fn(wildcards))
     return out
+
+
+# fn() at the start of a real run (not a dry run); fn(log, success) at its end. `log` is
+# Snakemake's log file of the run.
+START_FUNCTIONS = []
+END_FUNCTIONS = []
+
+
+onstart:
+    for fn in START_FUNCTIONS:
+        fn()
+
+
+onsuccess:
+    for fn in END_FUNCTIONS:
+        fn(log, True)
+
+
+onerror:
+    for fn in END_FUNCTIONS:
+        fn(log, False)
+
+
+def interrupted_hint(log, success):
+    """After Ctrl-C Snakemake ends with "WorkflowError: At least one job did not complete
+    successfully", which reads like a failure: say what was kept and how to go on. `log`: the
+    run's log file(s) (a list in Snakemake >= 8)."""
+    interrupted = False
+    for path in [log] if isinstance(log, str) else list(log or []):
+        try:
+            interrupted |= "Terminating processes on user request" in open(path).read()
+        except OSError:
+            pass
+    if interrupted and not success:
+        print(
+            "tabbench: interrupted. Finished jobs are kept, and so are the finished configs of "
+            "interrupted train jobs (<output>.part/): run the same command again to resume. "
+            "After a hard kill (SIGKILL, power cut) release the lock first: snakemake --unlock",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+END_FUNCTIONS.append(interrupted_hint)
+# first of the start hooks: the folder's settings are on disk before any job
+START_FUNCTIONS.append(remember_run_config)

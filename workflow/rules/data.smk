@@ -7,6 +7,12 @@
 # `collect_datasets` is the only checkpoint: which datasets survive filtering is known only after
 # the data has been read. Helpers for downstream rules (kept_datasets(), processed_path(ds),
 # splits_path(ds)) are in data_helpers.smk.
+#
+# In the terminal: at the start, whether OpenML is reachable (probed once per run and machine,
+# shared by the fetch jobs: offline, the ~200 fetch jobs no longer each find out on their own);
+# at the end, one summary line of the data stage (kept, dropped, unavailable and why, what to
+# do). Both are hooks of common.smk (START_FUNCTIONS, END_FUNCTIONS) registered in
+# data_helpers.smk.
 
 
 include: "data_helpers.smk"
@@ -52,7 +58,7 @@ rule filter_dataset:
     conda:
         "../../environment.yml"
     params:
-        max_rows=CFG["max_rows"] if CFG["max_rows"] is not None else "None",
+        max_rows=row_cap(CFG) or "None",  # max_rows: unlimited -> None (no cap)
         min_rows=CFG["min_rows"],
         max_classes=CFG["max_classes"],
         all_nan_columns=CFG["all_nan_columns"],
@@ -72,13 +78,15 @@ checkpoint collect_datasets:
         summary=DATA_LAYOUT.datasets_csv,
         unavailable=DATA_LAYOUT.unavailable_csv,
     log:
-        DATA_LAYOUT.log("collect_datasets"),
+        main=DATA_LAYOUT.log("collect_datasets"),
+        summary_line=DATA_SUMMARY_LINE,
     conda:
         "../../environment.yml"
     shell:
         "tabbench data collect --processed-json {input.processed:q} --raw-json {input.raw:q}"
         " --out-kept {output.kept:q} --out-summary {output.summary:q}"
-        " --out-unavailable {output.unavailable:q} > {log:q} 2>&1"
+        " --out-unavailable {output.unavailable:q}"
+        " --out-summary-line {log.summary_line:q} > {log.main:q} 2>&1"
 
 
 rule split_dataset:

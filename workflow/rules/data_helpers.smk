@@ -8,14 +8,18 @@
 #   splits_path(ds)      data/splits/<ds>.parquet
 #   check_dataset(ds)    rejects, while the DAG is built, a dataset no chosen source knows
 #   data_targets(wc)     the data part of the `all` target (registered in TARGET_FUNCTIONS)
+# and what the data stage says in the terminal (openml_banner, print_data_summary).
 import functools
 import os
 import shlex
+import sys
+import time
 
 from snakemake.exceptions import WorkflowError
 
 from tabbench.data.manifest import known_names, suite_names, unknown_dataset_message
 from tabbench.data.pipeline import read_kept
+from tabbench.presets import row_cap
 
 DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
 DATASETS = suite_names(CFG["suite"], DEMO_DIR)
@@ -24,6 +28,16 @@ DATASET_PATTERN = "[^/]+"
 TALENT_OPTION = (
     f"--talent-dir {shlex.quote(CFG['talent_dir'])}" if CFG.get("talent_dir") else ""
 )
+# Whether OpenML is reachable is probed once (at the start of a run, see openml_banner) and
+# shared by the fetch jobs through per-host files in this folder. It reaches `tabbench data
+# fetch` through the environment, not as a flag of the rule: a changed shell command would make
+# Snakemake refetch every dataset of an existing data folder and rebuild all that follows.
+OPENML_STATE_DIR = os.environ.setdefault(
+    "TABBENCH_OPENML_STATE_DIR", os.path.abspath(DATA_LAYOUT.openml_state_dir)
+)
+# the one-line summary of the data stage, written by collect_datasets, printed at the end
+DATA_SUMMARY_LINE = DATA_LAYOUT.summary_line
+_RUN = {"started": None}
 
 
 def raw_path(ds):
@@ -91,3 +105,44 @@ def data_targets(wildcards):
 
 
 TARGET_FUNCTIONS.append(data_targets)
+
+
+def _fetch_jobs_pending():
+    """True if this run has fetch jobs to do (or if Snakemake's DAG cannot tell us)."""
+    try:
+        return any(j.rule.name == "fetch_dataset" for j in workflow.dag.needrun_jobs())
+    except Exception:
+        return True
+
+
+def openml_banner():
+    """At the start of a run that fetches from OpenML: probe it once, say in the terminal
+    whether it is reachable, and leave the answer for the fetch jobs (OPENML_STATE_DIR).
+    """
+    _RUN["started"] = time.time()
+    if "openml" not in CFG["sources"] or not _fetch_jobs_pending():
+        return
+    shell(
+        "tabbench data probe-openml --state-dir {state:q} --openml-cache-dir {cache:q}"
+        " --openml-timeout {timeout}",
+        state=OPENML_STATE_DIR,
+        cache=CFG["openml_cache_dir"],
+        timeout=CFG["openml_timeout"],
+    )
+
+
+def print_data_summary(log, success):
+    """At the end of a run whose data stage ran (collect_datasets wrote its summary line
+    during this run): repeat that line last in the terminal, where it is seen."""
+    started = _RUN["started"]
+    try:
+        fresh = started is not None and os.path.getmtime(DATA_SUMMARY_LINE) >= started
+        line = open(DATA_SUMMARY_LINE).read().strip() if fresh else ""
+    except OSError:
+        line = ""
+    if line:
+        print(f"tabbench {line}", file=sys.stderr, flush=True)
+
+
+START_FUNCTIONS.append(openml_banner)
+END_FUNCTIONS.append(print_data_summary)

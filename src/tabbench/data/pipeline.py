@@ -3,7 +3,8 @@
 ``fetch`` → ``data/raw/<name>.{parquet,json}``;
 ``filter`` → ``data/processed/<name>.{parquet,json}``;
 ``collect`` (the one Snakemake checkpoint) → ``data/kept.txt``, ``data/datasets.csv``,
-``data/unavailable.csv``; ``split`` → ``data/splits/<name>.parquet``.
+``data/unavailable.csv`` and a one-line summary (:func:`summary_line`, which the workflow prints
+at the end of the run); ``split`` → ``data/splits/<name>.parquet``.
 
 A data problem (no source has the dataset, unusable data, a dropped dataset) is a *status*
 written to the json, not a failed job, so one bad dataset never stops the suite. Because every
@@ -154,16 +155,58 @@ def filter_step(
     return report
 
 
+#: what to do when datasets are unavailable because OpenML cannot be reached
+OFFLINE_ADVICE = (
+    "to work offline, run the bundled datasets (--config preset=demo), or download TALENT's "
+    "datasets and give talent_dir=/path/to/TALENT/data; or prepare the data once where OpenML "
+    "is reachable (snakemake data: openml_cache_dir keeps the downloads)"
+)
+
+
+def summary_line(metas: Sequence[dict[str, Any]], n_kept: int, n_dropped: int,
+                 unavailable_path: PathLike) -> str:
+    """The data stage in one line, for the end of a run: kept / dropped / unavailable, how many
+    datasets OpenML's network failure sent to another source or left unavailable, and what to
+    do about it. ``metas`` are the raw jsons written by :func:`fetch_step`."""
+    unavailable = [m for m in metas if m.get("status") != "ok"]
+    offline = [
+        m for m in metas if any(a.get("network") and not a["ok"] for a in m.get("attempts", []))
+    ]
+    fell_back: dict[str, int] = {}
+    for m in offline:
+        if m.get("status") == "ok":
+            fell_back[m["source"]] = fell_back.get(m["source"], 0) + 1
+    line = (
+        f"data: {len(metas)} datasets: {n_kept} kept, {n_dropped} dropped by filtering, "
+        f"{len(unavailable)} unavailable"
+        + (f" (listed with reasons in {unavailable_path})" if unavailable else "")
+    )
+    if offline:
+        servers = sorted(
+            {a["source"] for m in offline for a in m["attempts"] if a.get("network")}
+        )
+        instead = ", ".join(f"{n} from {src}" for src, n in sorted(fell_back.items()))
+        n_lost = sum(m.get("status") != "ok" for m in offline)
+        line += (
+            f". {'/'.join(servers)} unreachable for {len(offline)} of them"
+            + (f": {instead} instead" if instead else "")
+            + f", {n_lost} unavailable. To get them: {OFFLINE_ADVICE}"
+        )
+    return line
+
+
 def collect_step(
     processed_jsons: Sequence[PathLike],
     raw_jsons: Sequence[PathLike],
     out_kept: PathLike,
     out_summary: PathLike,
     out_unavailable: PathLike,
+    out_summary_line: PathLike | None = None,
 ) -> list[str]:
-    """Gather the filter reports: the kept list (one name a line), a summary table, and
-    ``unavailable.csv`` (every dataset no source could provide, with each source's reason)."""
-    rows, unavailable, kept = [], [], []
+    """Gather the filter reports: the kept list (one name a line), a summary table,
+    ``unavailable.csv`` (every dataset no source could provide, with each source's reason) and,
+    if ``out_summary_line``, :func:`summary_line` in a text file."""
+    rows, unavailable, kept, metas = [], [], [], []
     for pj in processed_jsons:
         r = json.loads(Path(pj).read_text())
         rows.append(
@@ -174,6 +217,7 @@ def collect_step(
             kept.append(r["dataset"])
     for rj in raw_jsons:
         m = json.loads(Path(rj).read_text())
+        metas.append(m)
         if m.get("status") != "ok":
             unavailable.append(
                 {
@@ -191,7 +235,12 @@ def collect_step(
     write_parquet_or_csv(pd.DataFrame(unavailable, columns=UNAVAILABLE_COLUMNS), out_unavailable)
     write_text_atomic("".join(f"{k}\n" for k in kept), out_kept)
     n_unav = len(unavailable)
+    n_dropped = sum(r.get("status") == "dropped" for r in rows)
     _say(f"{len(kept)} kept, {len(rows) - len(kept) - n_unav} dropped, {n_unav} unavailable")
+    line = summary_line(metas, len(kept), n_dropped, out_unavailable)
+    _say(line)
+    if out_summary_line is not None:
+        write_text_atomic(line + "\n", out_summary_line)
     return kept
 
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from fixtures.optional import import_reference
 
 from tabbench.models.realmlp.preprocessing import RobustScaler, smooth_clip
 from tabbench.models.realmlp.schedules import get_schedule
@@ -12,7 +13,7 @@ pytestmark = pytest.mark.reference
 
 @pytest.mark.parametrize("name", ["coslog4", "flat_cos"])
 def test_schedules_match_pytabkit(name):
-    scheduling = pytest.importorskip("pytabkit.models.training.scheduling")
+    scheduling = import_reference("pytabkit.models.training.scheduling")
     ref = scheduling.get_schedule(name)
     ours = get_schedule(name)
     for t in np.linspace(0, 1, 41):
@@ -20,15 +21,15 @@ def test_schedules_match_pytabkit(name):
 
 
 def test_smooth_clip_matches_pytabkit():
-    models = pytest.importorskip("pytabkit.models.nn_models.models")
+    models = import_reference("pytabkit.models.nn_models.models")
     x = np.linspace(-50, 50, 201)
     ref = models.smooth_clip_func(torch.as_tensor(x), 3.0).numpy()
     np.testing.assert_allclose(smooth_clip(x, 3.0), ref, rtol=1e-12)
 
 
 def test_robust_scale_matches_pytabkit():
-    pipeline = pytest.importorskip("pytabkit.models.nn_models.pipeline")
-    data = pytest.importorskip("pytabkit.models.data.data")
+    pipeline = import_reference("pytabkit.models.nn_models.pipeline")
+    data = import_reference("pytabkit.models.data.data")
     rng = np.random.default_rng(0)
     x = np.column_stack(
         [rng.normal(size=200), np.r_[np.zeros(190), rng.normal(size=10)], np.full(200, 2.0)]

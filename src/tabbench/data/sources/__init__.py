@@ -4,7 +4,9 @@ Each source is a module with ``load(name, options) -> RawData`` that raises
 :class:`~tabbench.data.errors.SourceUnavailable` (it does not have the dataset) or
 :class:`~tabbench.data.errors.DataError` (it has it but the data is unusable). :func:`fetch`
 records every attempt, so a dataset that no source can provide is reported with each source
-tried and its reason, and the rest of the suite continues.
+tried and its reason, and the rest of the suite continues. Any other exception is a bug in a
+source (or an incompatible dependency, e.g. a renamed openml-python internal): it propagates,
+so the fetch job fails loudly instead of quietly marking the dataset unavailable.
 """
 
 from __future__ import annotations
@@ -54,16 +56,23 @@ def load_from(source: str, name: str, options: SourceOptions) -> RawData:
 
 
 def fetch(name: str, sources: Sequence[str], options: SourceOptions) -> FetchResult:
-    """Try ``sources`` in order for ``name``; never raises for a data or source problem."""
+    """Try ``sources`` in order for ``name``; never raises for a data or source problem, but
+    lets any other exception through (with a note naming the source and dataset)."""
     result = FetchResult(name, None)
     for source in sources:
         start = time.monotonic()
+        network = False
         try:
             raw = load_from(source, name, options)
         except (SourceUnavailable, DataError) as e:
             reason = str(e)
-        except Exception as e:  # an unexpected failure of one source must not stop the suite
-            reason = f"unexpected {type(e).__name__}: {e}"
+            network = bool(getattr(e, "network", False))
+        except Exception as e:
+            e.add_note(
+                f"tabbench: unexpected error in source {source!r} while fetching {name!r}: a "
+                "bug or an incompatible version of a dependency, not a missing dataset"
+            )
+            raise
         else:
             result.raw = raw
             result.attempts.append(
@@ -80,6 +89,7 @@ def fetch(name: str, sources: Sequence[str], options: SourceOptions) -> FetchRes
                 "source": source,
                 "ok": False,
                 "reason": reason,
+                "network": network,
                 "seconds": round(time.monotonic() - start, 3),
             }
         )

@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 
 import pandas as pd
+import pyarrow
 import pyarrow.parquet as pq
 
 from tabbench.data.errors import DataError, SourceUnavailable
@@ -58,7 +59,7 @@ def load(name: str, options: SourceOptions) -> RawData:
         df = pd.read_parquet(path)
     except DataError:
         raise
-    except Exception as e:
+    except (OSError, ValueError, pyarrow.ArrowException) as e:  # unreadable file, not a bug
         raise DataError(f"{name}: cannot read {path}: {type(e).__name__}: {e}") from e
     target = str(row["target"])
     if target not in df.columns:

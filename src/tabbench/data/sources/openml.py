@@ -19,6 +19,18 @@ retries are turned off and each request phase runs in a worker thread with a dea
 
 A worker stuck on a silent socket is a daemon thread; the CLI process exits without waiting.
 
+Learned once: with ``SourceOptions.openml_state_dir`` (the workflow sets it), whether the server
+is reachable at all is probed once per machine and run and shared by the fetch jobs
+(:mod:`tabbench.data.sources.reachability`); when it is not, every dataset outside the cache is
+reported unavailable at once, without a request.
+
+Only the expected ways of "OpenML does not have it for us" become :class:`SourceUnavailable`
+(no id, network refused / silent / timed out, OpenML's own error answer such as an unknown or
+deactivated dataset or an HTTP 5xx, a download with a bad checksum); unreadable data is a
+:class:`DataError`. Anything else (e.g. an ``AttributeError`` after an openml-python upgrade
+renamed what this module uses) is a bug and propagates: the fetch job fails loudly rather than
+marking the dataset unavailable.
+
 openml-python's cache writes are not atomic, and two manifest rows can share an OpenML id
 (credit-g/statlog, cmc/contraceptive_method_choice), so parallel fetch jobs take a per-id file
 lock in the cache folder before touching that id's files.
@@ -28,43 +40,20 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from tabbench.data.errors import DataError, SourceUnavailable
 from tabbench.data.manifest import OpenMLRef, openml_ref
 from tabbench.data.raw import RawData, make_raw
+from tabbench.data.sources import reachability
 from tabbench.data.sources.options import SourceOptions
-
-T = TypeVar("T")
-
-
-class _Deadline(Exception):
-    pass
-
-
-def _call_with_deadline(fn: Callable[[], T], seconds: float) -> T:
-    """Run ``fn`` in a daemon thread; raise :class:`_Deadline` if it has not returned in time."""
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as e:  # re-raised in the caller's thread
-            box["error"] = e
-
-    t = threading.Thread(target=work, name="openml-fetch", daemon=True)
-    t.start()
-    t.join(max(seconds, 0.0))
-    if t.is_alive():
-        raise _Deadline()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+from tabbench.data.sources.reachability import Deadline as _Deadline
+from tabbench.data.sources.reachability import call_with_deadline as _call_with_deadline
 
 
 @contextlib.contextmanager
@@ -84,6 +73,15 @@ def _openml_config(cache_dir: Path | None, server: str | None) -> Iterator[Any]:
         yield openml
     finally:
         (cfg._root_cache_directory, cfg.server, cfg.connection_n_retries, cfg.retry_policy) = saved
+
+
+def resolve_server(
+    server_option: str | None, cache_option: str | os.PathLike[str] | None
+) -> tuple[str, str]:
+    """(server URL, openml-python's cache folder for it) under these options: what a fetch
+    with them would use (openml-python's own config file included)."""
+    with _openml_config(None if cache_option is None else Path(cache_option), server_option) as om:
+        return om.config.server, str(Path(om.config.get_cache_directory()))
 
 
 @contextlib.contextmanager
@@ -108,18 +106,49 @@ def dataset_cache_dir(openml_module: Any, dataset_id: int) -> Path:
 
 def is_cached(openml_module: Any, dataset_id: int) -> bool:
     """True when description and data file are cached, i.e. loading needs no network."""
-    d = dataset_cache_dir(openml_module, dataset_id)
+    return is_cached_in(dataset_cache_dir(openml_module, dataset_id), dataset_id)
+
+
+def is_cached_in(folder: str | Path, dataset_id: int) -> bool:
+    """:func:`is_cached` for openml-python's cache folder of one dataset (no openml import)."""
+    d = Path(folder)
     has_data = (d / f"dataset_{dataset_id}.pq").is_file() or (d / "dataset.arff").is_file()
     return (d / "description.xml").is_file() and has_data
 
 
 def _is_network_error(e: BaseException) -> bool:
+    """The request did not get through: refused, reset, DNS failure, timeout... (not: a file
+    system error of the cache, which is an OSError too but no reason to fall back)."""
     import requests
     import urllib3
 
     return isinstance(
-        e, (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError)
+        e,
+        (
+            requests.exceptions.RequestException,
+            urllib3.exceptions.HTTPError,
+            ConnectionError,
+            TimeoutError,
+            socket.gaierror,
+            socket.herror,
+        ),
     )
+
+
+def _is_openml_answer(e: BaseException) -> bool:
+    """openml-python's errors about the request (OpenML's error answer: unknown, deactivated
+    or private dataset, not authorised, HTTP 5xx; a download whose checksum does not match)."""
+    from openml.exceptions import PyOpenMLError
+
+    return isinstance(e, PyOpenMLError)
+
+
+def _is_unreadable_data(e: BaseException) -> bool:
+    """A downloaded or cached data file that cannot be parsed (arff or parquet)."""
+    import arff
+    import pyarrow
+
+    return isinstance(e, (ValueError, EOFError, arff.ArffException, pyarrow.ArrowException))
 
 
 def _is_server_failure(e: BaseException) -> bool:
@@ -132,23 +161,14 @@ def _is_server_failure(e: BaseException) -> bool:
 
 
 def _probe(server: str, timeout: float) -> None:
-    """Fail fast unless a TCP connection to the OpenML server opens within ``timeout``."""
-    from urllib.parse import urlparse
-
-    url = urlparse(server)
-    port = url.port or (443 if url.scheme == "https" else 80)
-
-    def connect() -> None:
-        socket.create_connection((url.hostname, port), timeout=timeout).close()
-
-    try:
-        _call_with_deadline(connect, timeout)  # the thread also bounds a hanging DNS lookup
-    except (_Deadline, OSError) as e:
-        why = "no answer" if isinstance(e, _Deadline) else f"{type(e).__name__}: {e}"
+    """Fail fast unless a connection to the OpenML server opens within ``timeout``."""
+    ok, why, _ = reachability.probe(server, timeout)
+    if not ok:
         raise SourceUnavailable(
-            f"OpenML server {server} unreachable within {timeout:g} s ({why}; network absent?) "
-            "and the data file is not in openml_cache_dir"
-        ) from None
+            f"OpenML server {server} unreachable within {timeout:g} s ({why}; network "
+            "absent?) and the data file is not in openml_cache_dir",
+            network=True,
+        )
 
 
 def _get_description(openml: Any, ref: OpenMLRef, options: SourceOptions) -> Any:
@@ -175,9 +195,12 @@ def _get_description(openml: Any, ref: OpenMLRef, options: SourceOptions) -> Any
         except _Deadline:
             raise SourceUnavailable(
                 f"OpenML server {server} did not answer within {options.openml_timeout:g} s "
-                f"(network absent?); pre-populate openml_cache_dir or use another source"
+                f"(network absent?); pre-populate openml_cache_dir or use another source",
+                network=True,
             ) from None
         except Exception as e:
+            if not (_is_network_error(e) or _is_openml_answer(e)):
+                raise  # a bug (ours or an incompatible openml-python): fail loudly
             if not (_is_network_error(e) or _is_server_failure(e)):
                 raise SourceUnavailable(
                     f"OpenML refused dataset {ref.dataset_id}: {type(e).__name__}: {e}"
@@ -194,7 +217,8 @@ def _get_description(openml: Any, ref: OpenMLRef, options: SourceOptions) -> Any
     if errors and server_failures == len(errors):
         raise SourceUnavailable(f"OpenML server {server} failed ({tried}): {last[:300]}")
     raise SourceUnavailable(
-        f"cannot reach OpenML server {server} ({tried}; network absent?): {last[:300]}"
+        f"cannot reach OpenML server {server} ({tried}; network absent?): {last[:300]}",
+        network=True,
     )
 
 
@@ -206,8 +230,32 @@ def load(name: str, options: SourceOptions) -> RawData:
     return load_id(name, ref, options)
 
 
+def _unreachable_and_not_cached(ref: OpenMLRef, options: SourceOptions) -> None:
+    """With a shared reachability state (:mod:`~tabbench.data.sources.reachability`): if this
+    machine cannot reach OpenML and the dataset is not cached, say so now, without importing
+    openml-python or sending a request."""
+    if options.openml_state_dir is None:
+        return
+    state = reachability.shared_state(
+        options.openml_state_dir,
+        options.openml_server,
+        options.openml_cache_dir,
+        options.openml_timeout,
+    )
+    if state.reachable:
+        return
+    folder = Path(state.cache_dir or ".") / "datasets" / str(ref.dataset_id)
+    if state.cache_dir is not None and is_cached_in(folder, ref.dataset_id):
+        return  # loads from the cache without the network
+    raise SourceUnavailable(
+        f"{state.describe()}; dataset {ref.dataset_id} is not in openml_cache_dir",
+        network=True,
+    )
+
+
 def load_id(name: str, ref: OpenMLRef, options: SourceOptions) -> RawData:
     """Load OpenML dataset ``ref`` as ``name``."""
+    _unreachable_and_not_cached(ref, options)
     with (
         _openml_config(options.openml_cache_dir, options.openml_server) as openml,
         _id_lock(options.openml_cache_dir, ref.dataset_id),
@@ -233,16 +281,21 @@ def load_id(name: str, ref: OpenMLRef, options: SourceOptions) -> RawData:
         except _Deadline:
             raise SourceUnavailable(
                 f"OpenML data of dataset {ref.dataset_id} not downloaded within "
-                f"{options.openml_download_timeout:g} s"
+                f"{options.openml_download_timeout:g} s",
+                network=True,
             ) from None
         except Exception as e:
-            if _is_network_error(e):
+            if _is_network_error(e) or _is_openml_answer(e):
                 raise SourceUnavailable(
-                    f"cannot download OpenML dataset {ref.dataset_id}: {type(e).__name__}: {e}"
+                    f"cannot download OpenML dataset {ref.dataset_id}: {type(e).__name__}: {e}",
+                    network=_is_network_error(e),
                 ) from e
-            raise DataError(
-                f"{name}: cannot load OpenML dataset {ref.dataset_id}: {type(e).__name__}: {e}"
-            ) from e
+            if _is_unreadable_data(e):
+                raise DataError(
+                    f"{name}: cannot load OpenML dataset {ref.dataset_id}: "
+                    f"{type(e).__name__}: {e}"
+                ) from e
+            raise  # a bug (ours or an incompatible openml-python): fail loudly
         target = ref.target or ds.default_target_attribute
         if not target or "," in str(target):
             raise DataError(

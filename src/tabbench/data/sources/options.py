@@ -13,6 +13,9 @@ class SourceOptions:
     ``openml_timeout`` bounds how long OpenML may stay silent before the dataset is given up on
     (network absent ⇒ fail fast); ``openml_download_timeout`` bounds the data download once the
     server has answered. ``openml_server`` None = openml-python's configured server.
+    ``openml_state_dir``: a folder where whether OpenML is reachable is probed once and shared
+    by every fetch on this machine (:mod:`tabbench.data.sources.reachability`); None = each
+    fetch finds out on its own.
     """
 
     talent_dir: Path | None = None
@@ -21,4 +24,5 @@ class SourceOptions:
     openml_retries: int = 3
     openml_download_timeout: float = 600.0
     openml_server: str | None = None
+    openml_state_dir: Path | None = None
     demo_dir: Path | None = None

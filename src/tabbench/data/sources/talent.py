@@ -10,6 +10,7 @@ drawn later.
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ CLASSIFICATION_TASKS = ("binclass", "multiclass")
 def _load_npy(path: Path, name: str) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=True)
-    except Exception as e:  # empty/truncated files raise EOFError, ValueError, UnpicklingError
+    except (OSError, EOFError, ValueError, pickle.UnpicklingError) as e:  # empty or truncated
         raise DataError(f"{name}: cannot read {path}: {type(e).__name__}: {e}") from e
 
 

@@ -1,8 +1,9 @@
 """The `tabbench` command line: what the Snakemake rules call.
 
-Each area of the library registers its own subcommands in a ``commands`` module with a
-``register(subparsers)`` function; this file only assembles them. A subcommand is a thin adapter
-from arguments to one library function.
+Every command-line adapter lives in this package, one module per area (``data``, ``train``,
+``results``), each with a ``register(subparsers)`` function; this file only assembles them. A
+subcommand is a thin adapter from arguments to one library function, so the library itself
+never parses arguments and the CLI's surface is read in one place.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from collections.abc import Sequence
 #: modules exposing ``register(subparsers)``; each adds parsers with ``set_defaults(func=...)``
 #: where ``func(args) -> int`` runs the command.
 COMMAND_MODULES: list[str] = [
-    "tabbench.data.commands",
-    "tabbench.results_commands",
-    "tabbench.train_commands",
+    "tabbench.cli.data",
+    "tabbench.cli.results",
+    "tabbench.cli.train",
 ]
 
 
@@ -34,8 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C outside what a command handles itself (e.g. imports)
+        print(f"tabbench {args.command}: interrupted", file=sys.stderr)
+        return 130

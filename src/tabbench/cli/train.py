@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
-from tabbench.cli_args import boolean, field_default, is_null, optional_str
+from tabbench.cli.args import boolean, field_default, is_null, optional_str
 from tabbench.gpu import DEFAULT_TIMEOUT_S
 from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
@@ -106,7 +106,7 @@ def _log_to_stderr() -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tabbench.gpu import GpuUnavailableError
-    from tabbench.train_job import run_train_job
+    from tabbench.train_job import TrainInterrupted, run_train_job, stop_on_signals
 
     options = {}
     for name, spec in get_models().items():
@@ -121,27 +121,34 @@ def run(args: argparse.Namespace) -> int:
             options[option.name] = getattr(args, dest)
     _log_to_stderr()
     try:
-        run_train_job(
-            args.model, args.dataset, args.split, args.processed, args.splits, args.out,
-            n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
-            threads=args.threads, device=args.device,
-            allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
-            gpu_claim_timeout=args.gpu_claim_timeout, trainer_options=options,
-            progress=sys.stderr,
-        )
+        with stop_on_signals():
+            run_train_job(
+                args.model, args.dataset, args.split, args.processed, args.splits, args.out,
+                n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
+                threads=args.threads, device=args.device,
+                allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
+                gpu_claim_timeout=args.gpu_claim_timeout, trainer_options=options,
+                progress=sys.stderr,
+            )
     except GpuUnavailableError as err:  # a clear one-line error, no traceback
         print(f"tabbench train: error: {err}", file=sys.stderr)
         return 2
+    except TrainInterrupted as stop:
+        print(_stopped_message(stop, args), file=sys.stderr, flush=True)
+        return 128 + stop.signum  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tabbench.train_commands train ...`` (same as ``tabbench train ...``)."""
-    parser = argparse.ArgumentParser(prog="tabbench")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+def _stopped_message(stop, args: argparse.Namespace) -> str:
+    """What was kept and how to go on, for the job's log (no traceback: nothing went wrong)."""
+    from tabbench.train_job import finished_configs, part_dir
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    done = finished_configs(args.out)
+    todo = [c for c in range(args.n_configs + 1) if c not in done]
+    lost = f"config {todo[0]} was in progress and is lost; " if todo else ""
+    kept = ", ".join(map(str, done)) or "none"
+    return (
+        f"tabbench train: stopped by {stop.signal_name}. Finished configs kept in "
+        f"{part_dir(args.out)}: {kept} ({len(done)} of {args.n_configs + 1}); {lost}running "
+        "the same command (or snakemake) again resumes from there."
+    )

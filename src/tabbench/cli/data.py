@@ -1,6 +1,8 @@
 """``tabbench data …`` subcommands: thin adapters from arguments to :mod:`tabbench.data.pipeline`.
 
 - ``tabbench data suite SUITE`` prints the dataset names of a suite (ye2024, demo, or names);
+- ``tabbench data probe-openml`` says (and records for the fetch jobs) whether OpenML is
+  reachable from this machine;
 - ``tabbench data fetch`` → raw parquet + json (status, sources tried);
 - ``tabbench data filter`` → processed parquet + json (kept or why not);
 - ``tabbench data collect`` → kept list, summary, unavailable.csv;
@@ -12,16 +14,22 @@ Data problems exit 0 (they are recorded in the json); only bad arguments or I/O 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import typing
 from pathlib import Path
 
-from tabbench.cli_args import boolean, field_default, optional_int, optional_str
+from tabbench.cli.args import boolean, field_default, optional_int, optional_str
 from tabbench.data.filtering import FilterParams
 from tabbench.data.manifest import suite_names
 from tabbench.data.pipeline import collect_step, fetch_step, filter_step, split_step
 from tabbench.data.sources import SOURCE_NAMES, SourceOptions
 
 DEFAULT_DEMO_DIR = "data/demo"
+#: the workflow passes the fetch jobs' state folder in the environment rather than as a flag of
+#: the fetch rule: a changed shell command would make Snakemake refetch every dataset of an
+#: existing data folder, and rebuild everything downstream of it
+STATE_DIR_ENV = "TABBENCH_OPENML_STATE_DIR"
 
 
 def optional_path(text: str) -> Path | None:
@@ -48,9 +56,31 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         openml_retries=args.openml_retries,
         openml_download_timeout=args.openml_download_timeout,
         openml_server=args.openml_server,
+        openml_state_dir=args.openml_state_dir,
         demo_dir=args.demo_dir,
     )
     fetch_step(args.dataset, args.sources, options, args.out_parquet, args.out_json)
+    return 0
+
+
+def _cmd_probe_openml(args: argparse.Namespace) -> int:
+    """One or two lines on stderr (the workflow runs this at its start, in the terminal)."""
+    from tabbench.data.pipeline import OFFLINE_ADVICE
+    from tabbench.data.sources.reachability import probe_and_store
+
+    state = probe_and_store(
+        args.state_dir, args.openml_server, args.openml_cache_dir, args.openml_timeout
+    )
+    if state.reachable:
+        print(f"tabbench: {state.describe()}", file=sys.stderr)
+        return 0
+    print(
+        f"tabbench: WARNING: {state.describe()}.\n"
+        "tabbench: datasets not in openml_cache_dir are taken from the next source in "
+        "`sources` (bundled copies) without asking OpenML again, or listed in "
+        f"data/unavailable.csv; {OFFLINE_ADVICE}.",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -67,7 +97,12 @@ def _cmd_filter(args: argparse.Namespace) -> int:
 
 def _cmd_collect(args: argparse.Namespace) -> int:
     collect_step(
-        args.processed_json, args.raw_json, args.out_kept, args.out_summary, args.out_unavailable
+        args.processed_json,
+        args.raw_json,
+        args.out_kept,
+        args.out_summary,
+        args.out_unavailable,
+        args.out_summary_line,
     )
     return 0
 
@@ -103,10 +138,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--openml-download-timeout", type=float,
                    default=field_default(SourceOptions, "openml_download_timeout"))
     p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml's)")
+    p.add_argument(
+        "--openml-state-dir",
+        type=optional_path,
+        default=optional_path(os.environ.get(STATE_DIR_ENV, "")),
+        help="folder where whether OpenML is reachable is probed once and shared by the fetch "
+        f"jobs of this machine (default: ${STATE_DIR_ENV}, which the workflow sets; unset: "
+        "each fetch finds out on its own)",
+    )
     p.add_argument("--demo-dir", type=optional_path, default=Path(DEFAULT_DEMO_DIR))
     p.add_argument("--out-parquet", type=Path, required=True)
     p.add_argument("--out-json", type=Path, required=True)
     p.set_defaults(func=_cmd_fetch)
+
+    p = sub.add_parser(
+        "probe-openml",
+        help="say whether OpenML is reachable; record it for the fetch jobs of this machine",
+    )
+    p.add_argument("--state-dir", type=optional_path, default=None,
+                   help="the fetch jobs' --openml-state-dir")
+    p.add_argument("--openml-cache-dir", type=optional_path, default=None)
+    p.add_argument("--openml-timeout", type=float, default=10.0)
+    p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml's)")
+    p.set_defaults(func=_cmd_probe_openml)
 
     p = sub.add_parser("filter", help="filter one raw dataset (DESIGN.md §3)")
     p.add_argument("--raw-parquet", type=Path, required=True)
@@ -128,6 +182,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out-kept", type=Path, required=True)
     p.add_argument("--out-summary", type=Path, required=True)
     p.add_argument("--out-unavailable", type=Path, required=True)
+    p.add_argument("--out-summary-line", type=Path, default=None,
+                   help="also write the one-line summary of the data stage here")
     p.set_defaults(func=_cmd_collect)
 
     p = sub.add_parser("split", help="draw the train/val/test splits of one dataset")
