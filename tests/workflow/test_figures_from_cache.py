@@ -93,7 +93,8 @@ def test_figures_never_train_even_where_a_study_run_would(smoke, tmp_path):
     with _restored(smoke, tmp_path) as ws:
         processed = ws.root / "data" / "processed" / "kc1.parquet"
         pd.read_parquet(processed).iloc[:-1].to_parquet(processed)  # the data changed
-        assert _planned(ws).get("train") == 2  # the study: retrain on the new data
+        models = yaml.safe_load((ws.root / "results" / "run_config.yaml").read_text())["models"]
+        assert _planned(ws).get("train") == len(models)  # the study: retrain on the new data
         _assert_no_data_or_training(ws)
         before = _mtimes(ws.root, "results/runs", "data")
         res = ws.snakemake("--cores", "1", "figures")
@@ -164,7 +165,7 @@ def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
     (ws.root / "extra.yaml").write_text(EXTRA)
     log = tmp_path / "run.log"
     proc = ws.popen(["--cores", "2", "--configfile", "extra.yaml", "--config", "preset=smoke",
-                     "suite=[kc1]", "n_configs=3"], log)
+                     "suite=[kc1]", "models=[xgboost,mlp]", "n_configs=3"], log)
     runs = ws.root / "results" / "runs"
     deadline = time.monotonic() + 300
     try:
