@@ -1,6 +1,6 @@
 # tabbench: Snakemake entry point. Rules are thin: they call the `tabbench` CLI with paths and
 # parameters; all logic lives in src/tabbench (which knows nothing of Snakemake).
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("8.10")
 
@@ -8,13 +8,8 @@ min_version("8.10")
 configfile: "config.yaml"
 
 
-from tabbench.presets import coerce_cli_strings
-
-# nested --config values arrive as strings (e.g. epochs='{mlp: 8}'): fix those before validating
-config.update(coerce_cli_strings(config))
-validate(config, "workflow/schemas/config.schema.yaml")
-
-
+# Validates the config (workflow/schemas/config.schema.yaml; short errors naming the key) and
+# settles it against the results folder's run_config.yaml: see workflow/rules/common.smk.
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"

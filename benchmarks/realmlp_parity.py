@@ -1,6 +1,6 @@
 """Parity of tabbench's RealMLP with the reference (pytabkit's RealMLP-TD), side by side.
 
-What is compared, per (dataset, split), on the same 64/16/20 train/val/test split (DESIGN.md §3
+What is compared, per (dataset, split), on the same 64/16/20 train/val/test split (docs/design.md §3
 recipe, unstratified: test = first 20% of ``default_rng(split).permutation(n)``, then val = first
 20% of the rest) and the same number of epochs (256):
 
@@ -129,7 +129,7 @@ def run_ours(data: SplitData, seed: int, epochs: int, threads: int) -> Result:
 
 def reference_classifier(seed: int, epochs: int, threads: int, ls_eps: float = 0.0):
     """pytabkit's RealMLP-TD as we compare against it: validation by cross-entropy, label
-    smoothing off unless ``ls_eps`` > 0 (pytabkit's TD default is 0.1; DESIGN.md §5 turns it off),
+    smoothing off unless ``ls_eps`` > 0 (pytabkit's TD default is 0.1; docs/design.md §5 turns it off),
     on the CPU."""
     from pytabkit import RealMLP_TD_Classifier
 

@@ -4,7 +4,7 @@ Measured side by side in one run, on one bundled dataset (≥ 10K rows), interle
 
 - XGBoost, an HPO-like config, 1000 rounds: plain ``xgboost.train`` (no per-round output) vs the
   XGBoost trainer (incremental val/test margins every round) + the recorder (all metrics of
-  DESIGN.md §4 at every round). Target: ≤ 1.25×.
+  docs/design.md §4 at every round). Target: ≤ 1.25×.
 - LightGBM, an HPO-like config, 1000 rounds: plain ``lightgbm.train`` vs the LightGBM trainer
   (per-round val/test logits from leaf indices predicted every block of rounds) + the recorder.
   No target of its own: XGBoost's 1.25 is shown.

@@ -1,4 +1,4 @@
-"""Aggregation (DESIGN.md §7) on hand-made selected rows with hand-computed answers."""
+"""Aggregation (docs/design.md §7) on hand-made selected rows with hand-computed answers."""
 
 from __future__ import annotations
 

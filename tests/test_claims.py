@@ -16,6 +16,7 @@ from tabbench.claims import (
     NOT_REPRODUCED,
     REPRODUCED,
     check_claims,
+    claims_html,
     claims_markdown,
     verdict,
 )
@@ -175,6 +176,24 @@ def test_claims_are_written_with_the_summary(tmp_path):
     assert "TS-Ref.+TS beats Logloss+TS" in md and "**reproduced**" in md
     assert "Verdict rule" in md
     assert "No claim could be checked" in claims_markdown(claims.iloc[:0], 10_000)
+
+
+def test_claims_html_is_the_markdown_table_as_a_page_with_escaped_text():
+    ts_ref = [1 - k / 100 for k in range(2, 10)]
+    means = means_frame({("xgboost", "default", "logloss"): BASE,
+                         ("xgboost", "default", "ts_ref"): ts_ref}, LARGE)
+    claims = check_claims(means, large_rows=10_000)
+    html = claims_html(claims, 10_000)
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    # one table row per claim row, beside the header row
+    assert html.count("<tr>") == len(claims) + 1
+    row = _row(claims, "ts_ref_beats_logloss", "xgboost")
+    assert f"{row['median']:+.2f}" in html and "<b>reproduced</b>" in html
+    # the statements' text is escaped (e.g. "TS-Ref.+TS" stays, "<" would not break the page)
+    weird = claims.copy()
+    weird["statement"] = "a < b & c"
+    assert "a &lt; b &amp; c" in claims_html(weird, 10_000)
+    assert "No claim could be checked" in claims_html(claims.iloc[:0], 10_000)
 
 
 def test_a_claim_compares_only_the_splits_both_methods_have():

@@ -1,4 +1,4 @@
-"""Selection rules (DESIGN.md §7) on hand-made per-epoch tables with known answers.
+"""Selection rules (docs/design.md §7) on hand-made per-epoch tables with known answers.
 
 Every test column is filled with ``1000·config + epoch`` so the selected (config, epoch) can be
 read off the reported test metric: this checks that the test values come from the selected row,
@@ -123,7 +123,7 @@ def test_duplicate_rows_are_rejected():
 
 
 def _naive(df: pd.DataFrame) -> pd.DataFrame:
-    """Loop-based reference implementation of DESIGN.md §7."""
+    """Loop-based reference implementation of docs/design.md §7."""
     out = []
     for split, sdf in df.groupby("split"):
         for m in stopping_metric_ids():

@@ -51,3 +51,13 @@ def test_paper_datasets_drop_what_the_paper_drops():
     assert len(data) == 195
     assert "Pima_Indians_Diabetes_Database" not in set(data["dataset"])
     assert data["n_train"].max() == int(100_000 * 0.64)
+
+
+def test_bundled_datasets_are_the_shipped_ones_at_full_size():
+    data = study_cost.bundled_datasets()
+    manifest = pd.read_csv(REPO / "data" / "demo" / "MANIFEST.csv")
+    assert sorted(data["dataset"]) == sorted(manifest["name"])
+    adult = data.set_index("dataset").loc["adult"]
+    rows = int(manifest.set_index("name").loc["adult", "rows"])
+    assert adult["n_train"] == int(min(rows, 100_000) * 0.64)  # no demo cap
+    assert (data["n_classes"] >= 2).all() and (data["n_features"] >= 1).all()

@@ -1,4 +1,4 @@
-"""From selected rows to the paper's comparisons (DESIGN.md §7).
+"""From selected rows to the paper's comparisons (docs/design.md §7).
 
 A *method* is a (stopping metric, ±TS) pair: stop on ``val_<stopping>``, then report the test
 metric raw or after temperature scaling fit on validation (``test_<m>_ts``). The paper compares
@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.io import write_json_atomic, write_parquet_atomic, write_text_atomic
+from tabbench.layout import runs_file
 from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.provenance import gather, read_runs_provenance
 from tabbench.runs_schema import TEST_METRIC_IDS, test_column, val_column
@@ -85,8 +86,11 @@ SUMMARY_FILES: dict[str, str] = {
     "markdown": "summary.md",
     "claims": "claims.parquet",
     "claims_markdown": "claims.md",
+    "claims_html": "claims.html",
     "meta": "meta.json",
 }
+#: the SUMMARY_FILES written as text (the others: parquet, and meta as JSON)
+TEXT_SUMMARY_KEYS = frozenset({"markdown", "claims_markdown", "claims_html"})
 
 
 def load_selected(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -307,7 +311,7 @@ def choose_curve_run(selected: pd.DataFrame, runs_dir: str | Path | None) -> Pat
     sizes["_r"] = sizes["model"].map(rank).fillna(len(rank))
     sizes = sizes.sort_values(["_r", "n_rows", "dataset"], ascending=[True, False, True])
     for model, dataset in zip(sizes["model"], sizes["dataset"], strict=False):
-        path = Path(runs_dir) / model / dataset / "split0.parquet"
+        path = Path(runs_file(runs_dir, model, dataset, 0))
         if path.exists():
             return path
     return None
@@ -369,7 +373,7 @@ def runs_provenance(selected: pd.DataFrame, runs_dir: str | Path | None) -> dict
     pairs = selected[["model", "dataset", "split"]].drop_duplicates()
     provs = []
     for model, dataset, split in pairs.itertuples(index=False):
-        path = Path(runs_dir) / str(model) / str(dataset) / f"split{int(split)}.parquet"
+        path = Path(runs_file(runs_dir, str(model), str(dataset), int(split)))
         provs.append(read_runs_provenance(path) if path.exists() else None)
     g = gather(provs)
     return {"versions": g["versions"], "mixed_versions": g["mixed"],
@@ -380,7 +384,11 @@ def runs_provenance(selected: pd.DataFrame, runs_dir: str | Path | None) -> dict
 def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
                      large_rows: int = LARGE_ROWS) -> dict[str, object]:
     """All summary tables (in memory) from the concatenated selected rows."""
-    from tabbench.claims import check_claims, claims_markdown  # claims builds on this module
+    from tabbench.claims import (  # claims builds on this module
+        check_claims,
+        claims_html,
+        claims_markdown,
+    )
 
     means = dataset_means(selected)
     rel = relative_differences(selected, large_rows=large_rows)
@@ -409,6 +417,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "markdown": markdown_summary(summary, large_rows),
         "claims": claims,
         "claims_markdown": claims_markdown(claims, large_rows),
+        "claims_html": claims_html(claims, large_rows),
         "meta": meta,
     }
 
@@ -421,7 +430,7 @@ def write_summary(frames: dict[str, object], out_dir: str | Path) -> dict[str, P
     for key, name in SUMMARY_FILES.items():
         path = out_dir / name
         obj = frames[key]
-        if key in ("markdown", "claims_markdown"):
+        if key in TEXT_SUMMARY_KEYS:
             write_text_atomic(str(obj), path)
         elif key == "meta":
             write_json_atomic(obj, path)
@@ -437,7 +446,7 @@ def read_summary(summary_dir: str | Path) -> dict[str, object]:
     out: dict[str, object] = {}
     for key, name in SUMMARY_FILES.items():
         path = d / name
-        if key in ("markdown", "claims_markdown"):
+        if key in TEXT_SUMMARY_KEYS:
             out[key] = path.read_text()
         elif key == "meta":
             out[key] = json.loads(path.read_text())

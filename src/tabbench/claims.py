@@ -250,33 +250,86 @@ def _claim_row(claim: Claim, model: str, regime: str, g: pd.DataFrame,
     }
 
 
+#: the claims table's columns (Markdown and HTML alike)
+TABLE_HEADER = ("figure", "claim (paper)", "model", "regime", "metric", "method vs", "subset",
+                "n", "median %", "q10–q90 %", "W/T/L", "p", "verdict")
+
+
+def _preamble(large_rows: int) -> list[str]:
+    return [f"Relative differences in % of the method to the comparison, per dataset (mean over "
+            f"splits first), clipped to [−100, 100]; lower = the method's test metric (or "
+            f"chosen epoch, Fig. G.5) is lower. \"large\" = datasets with ≥ {large_rows:,} "
+            f"rows. W/T/L = datasets where the method is lower / equal / higher.",
+            f"Verdict rule (`tabbench.claims.verdict`): {VERDICT_RULE}"]
+
+
+def _verdict_counts(claims: pd.DataFrame) -> str:
+    counts = claims["verdict"].value_counts()
+    return ", ".join(f"{counts.get(v, 0)} {v}" for v in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE))
+
+
+def _cells(r) -> list[str]:
+    """One claims row as the table's cells (text; the verdict last)."""
+    subset = r.subset
+    median = f"{r.median:+.2f}"
+    if r.subset == "large_vs_small":
+        subset = f"large vs small (n = {r.n}/{r.n_other})"
+        median = f"{r.median:+.2f} vs {r.median_other:+.2f}"
+    p = "–" if not np.isfinite(r.p_wilcoxon) else f"{r.p_wilcoxon:.2g}"
+    return [r.figure, r.statement, r.model, r.regime, r.metric, f"{r.method} vs {r.versus}",
+            subset, str(r.n), median, f"{r.q10:+.1f} – {r.q90:+.1f}",
+            f"{r.wins}/{r.ties}/{r.losses}", p, r.verdict]
+
+
 def claims_markdown(claims: pd.DataFrame, large_rows: int) -> str:
     """``claims.md``: the verdict rule, a count of verdicts, and one table row per claim,
     model and regime with the paper's statement beside our numbers."""
-    lines = ["# The paper's tabular claims, checked on these results", "",
-             f"Relative differences in % of the method to the comparison, per dataset (mean over "
-             f"splits first), clipped to [−100, 100]; lower = the method's test metric (or "
-             f"chosen epoch, Fig. G.5) is lower. \"large\" = datasets with ≥ {large_rows:,} "
-             f"rows. W/T/L = datasets where the method is lower / equal / higher.", "",
-             f"Verdict rule (`tabbench.claims.verdict`): {VERDICT_RULE}", ""]
+    intro, rule = _preamble(large_rows)
+    lines = ["# The paper's tabular claims, checked on these results", "", intro, "", rule, ""]
     if claims.empty:
         return "\n".join(lines + ["No claim could be checked: no selected results.", ""])
-    counts = claims["verdict"].value_counts()
-    lines += [", ".join(f"{counts.get(v, 0)} {v}" for v in
-                        (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)), "",
-              "| figure | claim (paper) | model | regime | metric | method vs | subset | n | "
-              "median % | q10–q90 % | W/T/L | p | verdict |",
+    lines += [_verdict_counts(claims), "",
+              "| " + " | ".join(TABLE_HEADER) + " |",
               "|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|---|"]
     for r in claims.itertuples():
-        subset = r.subset
-        median = f"{r.median:+.2f}"
-        if r.subset == "large_vs_small":
-            subset = f"large vs small (n = {r.n}/{r.n_other})"
-            median = f"{r.median:+.2f} vs {r.median_other:+.2f}"
-        p = "–" if not np.isfinite(r.p_wilcoxon) else f"{r.p_wilcoxon:.2g}"
-        lines.append(
-            f"| {r.figure} | {r.statement} | {r.model} | {r.regime} | {r.metric} | "
-            f"{r.method} vs {r.versus} | {subset} | {r.n} | {median} | "
-            f"{r.q10:+.1f} – {r.q90:+.1f} | {r.wins}/{r.ties}/{r.losses} | {p} | "
-            f"**{r.verdict}** |")
+        cells = _cells(r)
+        cells[-1] = f"**{cells[-1]}**"
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines + [""])
+
+
+#: background of a verdict cell in the HTML table
+_VERDICT_COLOURS = {REPRODUCED: "#d9f0d3", NOT_REPRODUCED: "#f4cccc", INCONCLUSIVE: "#eeeeee"}
+
+
+def claims_html(claims: pd.DataFrame, large_rows: int) -> str:
+    """``claims.html``: the same table as :func:`claims_markdown`, as a self-contained HTML page
+    (the HTML report embeds it; verdicts coloured)."""
+    from html import escape
+
+    intro, rule = _preamble(large_rows)
+    rule = rule.replace("`", "")
+    head = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
+            "<title>The paper's tabular claims</title><style>"
+            "body{font-family:sans-serif;font-size:13px;margin:1em}"
+            "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:3px 6px;"
+            "vertical-align:top}th{background:#f4f4f4}td.num{text-align:right;"
+            "white-space:nowrap}</style></head><body>")
+    parts = [head, "<h2>The paper's tabular claims, checked on these results</h2>",
+             f"<p>{escape(intro)}</p>", f"<p>{escape(rule)}</p>"]
+    if claims.empty:
+        parts.append("<p>No claim could be checked: no selected results.</p>")
+    else:
+        parts.append(f"<p><b>{escape(_verdict_counts(claims))}</b></p><table><tr>"
+                     + "".join(f"<th>{escape(h)}</th>" for h in TABLE_HEADER) + "</tr>")
+        numeric = {TABLE_HEADER.index(h) for h in ("n", "median %", "q10–q90 %", "W/T/L", "p")}
+        for r in claims.itertuples():
+            cells = _cells(r)
+            row = "".join(f"<td class=\"num\">{escape(c)}</td>" if i in numeric
+                          else f"<td>{escape(c)}</td>" for i, c in enumerate(cells[:-1]))
+            colour = _VERDICT_COLOURS.get(r.verdict, "#ffffff")
+            row += f"<td style=\"background:{colour}\"><b>{escape(r.verdict)}</b></td>"
+            parts.append(f"<tr>{row}</tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

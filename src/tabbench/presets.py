@@ -4,7 +4,7 @@ A preset only supplies *defaults*: every key that ``config.yaml`` leaves as ``nu
 preset's value, and any key given explicitly (in the file or with ``--config key=value``) wins.
 Nothing scale-related is hard-coded anywhere else.
 
-- ``paper``: the full study of DESIGN.md (Ye et al. suite, 5 splits, default + 30 configs,
+- ``paper``: the full study of docs/design.md (Ye et al. suite, 5 splits, default + 30 configs,
   paper epochs).
 - ``demo``: the bundled datasets (read from ``data/demo`` only, so it never waits on OpenML and
   is the same data on every machine), with fewer splits, configs and epochs and 3,000 rows.

@@ -1,11 +1,16 @@
 """Regenerate summary tables and figures from a results folder, without Snakemake.
 
 The folder may come from anywhere (a colleague's run, a cluster): it is only read, never
-written. Per (model, dataset) the cached ``selected/{model}/{dataset}.parquet`` is used when it is
-at least as new as every ``runs/{model}/{dataset}/split*.parquet``; otherwise (no selection yet,
-or runs newer than it) the selection is recomputed in memory from the runs, in parallel worker
-processes. A folder holding only ``selected/`` works too (the Fig. 1 analogue then says that no
-per-epoch record is available).
+written. Which (model, dataset) are used is the one rule of :func:`tabbench.layout.complete_results`
+(the one ``snakemake figures`` applies too): every split's runs file present, or a selected
+file. Per pair the cached ``selected/{model}/{dataset}.parquet`` is used when it is at least as
+new as every runs file (or the runs are not all there); otherwise the selection is recomputed in
+memory from the runs, in parallel worker processes. A folder holding only ``selected/`` works
+too (the Fig. 1 analogue then says that no per-epoch record is available).
+
+Settings that depend on how the folder was produced (the "large" threshold) are read from the
+folder itself (:func:`tabbench.run_config.folder_settings`), so the figures equal those of
+``snakemake figures`` on the same folder.
 """
 
 from __future__ import annotations
@@ -13,44 +18,22 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from tabbench.aggregate import LARGE_ROWS, aggregate_frames, load_selected, write_summary
+from tabbench.layout import SUMMARY, CachedResult, ResultsLayout, complete_results
 from tabbench.select import SELECTED_COLUMNS, select_files
 
-
-@dataclass
-class Pair:
-    """What a results folder holds for one (model, dataset)."""
-
-    model: str
-    dataset: str
-    selected: Path | None = None
-    runs: list[Path] = field(default_factory=list)
-
-    def selected_is_fresh(self) -> bool:
-        if self.selected is None:
-            return False
-        if not self.runs:
-            return True
-        newest = max(p.stat().st_mtime for p in self.runs)
-        return self.selected.stat().st_mtime >= newest
+#: what a results folder holds for one complete (model, dataset); the old name
+Pair = CachedResult
 
 
-def discover(results: str | Path) -> list[Pair]:
-    """Every (model, dataset) with a selected file or per-epoch records under ``results``."""
-    root = Path(results)
-    pairs: dict[tuple[str, str], Pair] = {}
-    for p in sorted((root / "selected").glob("*/*.parquet")):
-        key = (p.parent.name, p.stem)
-        pairs.setdefault(key, Pair(*key)).selected = p
-    for p in sorted((root / "runs").glob("*/*/split*.parquet")):
-        key = (p.parent.parent.name, p.parent.name)
-        pairs.setdefault(key, Pair(*key)).runs.append(p)
-    return [pairs[k] for k in sorted(pairs)]
+def discover(results: str | Path, n_splits: int | None = None) -> list[CachedResult]:
+    """Every complete (model, dataset) under ``results``
+    (:func:`tabbench.layout.complete_results`)."""
+    return complete_results(results, n_splits)
 
 
 def _select(paths: list[Path]) -> pd.DataFrame:
@@ -78,26 +61,32 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     return selected, {"pairs": len(pairs), "reused": len(reuse), "recomputed": len(redo)}
 
 
-def regenerate(results: str | Path, out: str | Path, large_rows: int = LARGE_ROWS,
+def regenerate(results: str | Path, out: str | Path, large_rows: int | None = None,
                jobs: int | None = None, reselect: bool = False) -> dict[str, float]:
     """Selection (where needed), summary tables (``out/summary/``) and every figure (``out/``)
     from ``results``, the diagnostics included (:func:`regenerate_diagnostics`); returns the
-    seconds spent per stage and the pair and replay counts."""
+    seconds spent per stage, the pair and replay counts and the "large" threshold used:
+    ``large_rows``, else the folder's own (run_config.yaml, or its last summary's meta.json),
+    else the paper's 10,000."""
     from tabbench.plots import make_figures
+    from tabbench.run_config import folder_settings
 
     t0 = time.perf_counter()
+    if large_rows is None:
+        large_rows = folder_settings(results).large_rows or LARGE_ROWS
     selected, counts = collect_selected(results, jobs, reselect)
     t1 = time.perf_counter()
-    runs_dir = Path(results) / "runs"
+    runs_dir = Path(ResultsLayout(results).runs_dir)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows)
-    write_summary(frames, Path(out) / "summary")
+    write_summary(frames, Path(out) / SUMMARY)
     t2 = time.perf_counter()
     make_figures(frames, out)
     t3 = time.perf_counter()
     diag = regenerate_diagnostics(results, out, jobs)
     t4 = time.perf_counter()
     return {"select_s": t1 - t0, "aggregate_s": t2 - t1, "figures_s": t3 - t2,
-            "diagnostics_s": t4 - t3, "total_s": t4 - t0, **counts, **diag}
+            "diagnostics_s": t4 - t3, "total_s": t4 - t0, **counts, **diag,
+            "large_rows": int(large_rows)}
 
 
 def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | None = None

@@ -1,9 +1,9 @@
-"""Column contract of the runs files (DESIGN.md §6): what the recorder writes and selection
+"""Column contract of the runs files (docs/design.md §6): what the recorder writes and selection
 reads. (:mod:`tabbench.models.recorder` is the code that fills these columns.)
 
 One row per (config, epoch) in ``results/runs/{model}/{dataset}/split{i}.parquet``.
 
-Deliberate addition to DESIGN.md §6: ``n_train, n_val, n_test, n_classes`` are stored on every
+Deliberate addition to docs/design.md §6: ``n_train, n_val, n_test, n_classes`` are stored on every
 row (constant per file, compressed away by parquet) so that selection, aggregation and figures
 (e.g. "datasets with ≥ 10K rows", Fig. G.1's size axis) need nothing outside ``results/``.
 
@@ -15,7 +15,7 @@ from then on.
 
 from __future__ import annotations
 
-#: Test metrics (DESIGN.md §4); stored as ``test_<m>`` (raw) and ``test_<m>_ts`` (after TS fit on
+#: Test metrics (docs/design.md §4); stored as ``test_<m>`` (raw) and ``test_<m>_ts`` (after TS fit on
 #: the validation logits of the same epoch, with Laplace smoothing).
 TEST_METRIC_IDS: tuple[str, ...] = ("logloss", "brier", "error", "auroc", "ece")
 

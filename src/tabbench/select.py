@@ -1,6 +1,6 @@
-"""Early-stopping and hyperparameter selection from per-epoch records (DESIGN.md §7).
+"""Early-stopping and hyperparameter selection from per-epoch records (docs/design.md §7).
 
-For a stopping metric m (all "lower is better", DESIGN.md §4) and every config c of a split:
+For a stopping metric m (all "lower is better", docs/design.md §4) and every config c of a split:
 
     e*(c) = argmin_e val_m(c, e)                 first epoch on ties; non-finite never selected;
                                                  a config whose val_m is all non-finite is skipped

@@ -41,6 +41,7 @@ import pandas as pd
 from tabbench.data.dataset import load_split_data
 from tabbench.gpu import DEFAULT_TIMEOUT_S, acquire_device
 from tabbench.io import write_json_atomic, write_parquet_atomic
+from tabbench.layout import failures_path, part_dir  # noqa: F401 - re-exported (callers, tests)
 from tabbench.models.base import TrainContext
 from tabbench.models.recorder import EpochRecorder, check_records, empty_records, params_json
 from tabbench.models.registry import (
@@ -57,16 +58,6 @@ from tabbench.provenance import (
     to_parquet_metadata,
 )
 from tabbench.search import sample_config, stable_seed
-
-
-def failures_path(out_path: str | os.PathLike[str]) -> Path:
-    """``.../split0.parquet`` -> ``.../split0.failures.json``."""
-    out = Path(out_path)
-    return out.with_name(out.name.removesuffix(".parquet") + ".failures.json")
-
-
-def part_dir(out_path: str | os.PathLike[str]) -> Path:
-    return Path(f"{os.fspath(out_path)}.part")
 
 
 class TrainInterrupted(BaseException):

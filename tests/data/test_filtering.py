@@ -1,4 +1,4 @@
-"""Filtering (DESIGN.md §3): order of the steps, thresholds, subsampling, label codes, and the
+"""Filtering (docs/design.md §3): order of the steps, thresholds, subsampling, label codes, and the
 documented decisions for inf / all-missing columns."""
 
 from __future__ import annotations

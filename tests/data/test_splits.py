@@ -1,4 +1,4 @@
-"""Splits (DESIGN.md §3): 64/16/20 sizes, disjoint and complete, deterministic, seed i for
+"""Splits (docs/design.md §3): 64/16/20 sizes, disjoint and complete, deterministic, seed i for
 split i, optional stratification, and the on-disk contract read by load_split_data."""
 
 from __future__ import annotations

@@ -174,7 +174,7 @@ def test_mlp_one_hot_cap_is_configurable_and_none_lifts_it(caplog):
     caplog.clear()
     with caplog.at_level("WARNING", logger="tabbench.models.mlp"):
         pre = MLPPreprocessor(max_one_hot_levels=None).fit(X)
-    assert pre.n_features == 1 + 3000  # DESIGN.md's literal one column per category
+    assert pre.n_features == 1 + 3000  # docs/design.md's literal one column per category
     assert "one-hot encoding only" not in caplog.text
     with pytest.raises(ValueError, match="mlp_max_one_hot_levels"):
         MLPPreprocessor(max_one_hot_levels=1)

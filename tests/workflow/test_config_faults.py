@@ -1,5 +1,8 @@
-"""Config faults (issue 7): a configuration that violates workflow/schemas/config.schema.yaml
-is rejected before any job starts, with a message naming the offending key.
+"""Config faults (issues 7, 15): a configuration that violates
+workflow/schemas/config.schema.yaml is rejected before any job starts, with the key, the reason
+and the allowed values in the last lines of the output and without the config dictionary
+(Snakemake's own validate() printed the reason on line 5 of a 125-line dump); a target naming a
+dataset nobody has is rejected while the DAG is built, naming the datasets that exist.
 
 Each case is a real run (not a dry run) in a temporary copy of the workflow, so "no job ran"
 is checked on disk: no data/, results/ or logs/ folder, and no Snakemake job metadata.
@@ -11,41 +14,54 @@ import pytest
 from workspace import Workspace
 
 CASES = {
-    # --config value, what the error must say (the key, and why)
-    "n_splits": (["n_splits=0"], ["instance['n_splits']", "0 is less than the minimum of 1"]),
-    "typo_key": (["typo_key=1"], ["'typo_key' was unexpected"]),
-    "models": (["models=[]"], ["instance['models']", "[] is not valid"]),
-    "sources": (["sources=[openml,s3]"], ["instance['sources']", "['openml', 's3']"]),
-    "device": (["device=gpu"], ["instance['device']", "'gpu' is not one of ['cpu', 'cuda']"]),
+    # --config value -> what the last lines must say: (key, reason, allowed values)
+    "n_splits": (["n_splits=0"], ("n_splits", "0 is less than the minimum of 1",
+                                  "an integer from 1 to 100 or null")),
+    "typo_key": (["typo_key=1"], ("typo_key", "not a setting (a typo?)",
+                                  "allowed keys: preset, suite,")),
+    "models": (["models=[]"], ("models", "[] should be non-empty",
+                               "null or a list of (a string)")),
+    "sources": (["sources=[openml,s3]"], ("sources", "'s3' is not one of",
+                                          "one of talent, openml, bundled")),
+    "device": (["device=gpu"], ("device", "'gpu' is not one of ['cpu', 'cuda']",
+                                "allowed: one of cpu, cuda")),
     "one_hot_1": (["mlp_max_one_hot_levels=1"],
-                  ["instance['mlp_max_one_hot_levels']", "1 is less than the minimum of 2"]),
+                  ("mlp_max_one_hot_levels", "1 is less than the minimum of 2",
+                   "an integer >= 2 or null")),
     "one_hot_-3": (["mlp_max_one_hot_levels=-3"],
-                   ["instance['mlp_max_one_hot_levels']", "-3 is less than the minimum of 2"]),
-    "one_hot_abc": (
-        ["mlp_max_one_hot_levels=abc"],
-        ["instance['mlp_max_one_hot_levels']", "'abc' is not of type 'integer', 'null'"],
-    ),
+                   ("mlp_max_one_hot_levels", "-3 is less than the minimum of 2",
+                    "an integer >= 2 or null")),
+    "one_hot_abc": (["mlp_max_one_hot_levels=abc"],
+                    ("mlp_max_one_hot_levels", "'abc' is not of type 'integer', 'null'",
+                     "an integer >= 2 or null")),
 }
 
 
 def _no_job_ran(ws: Workspace) -> None:
-    for folder in ("data", "results", "logs"):
+    for folder in ("data/raw", "data/processed", "data/splits", "results", "logs"):
         assert not (ws.root / folder).exists(), f"{folder}/ was created"
     metadata = ws.root / ".snakemake" / "metadata"
     assert not metadata.exists() or not any(metadata.iterdir())
 
 
+def _short_error_at_the_end(text: str, key: str, reason: str, allowed: str) -> None:
+    lines = text.strip().splitlines()
+    tail = lines[-3:]
+    assert tail[0].startswith("tabbench: invalid configuration"), text[-3000:]
+    assert tail[1].startswith(f"  {key}") and reason in tail[1], text[-3000:]
+    assert allowed in tail[2], text[-3000:]
+    assert len(lines) <= 8, text  # no traceback, no config dump
+    assert "'results_dir'" not in text and "Traceback" not in text
+
+
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_schema_violation_is_rejected_before_any_job(tmp_path, key):
     ws = Workspace(tmp_path / "wf")
-    config, messages = CASES[key]
+    config, (name, reason, allowed) = CASES[key]
     res = ws.snakemake("--cores", "1", "--config", *config)
     text = res.stdout + res.stderr
     assert res.returncode != 0, text[-3000:]
-    assert "Error validating config file" in text, text[-3000:]
-    for message in messages:
-        assert message in text, text[-3000:]
-    assert "rule " not in text  # no job was even scheduled
+    _short_error_at_the_end(text, name, reason, allowed)
     _no_job_ran(ws)
 
 
@@ -69,10 +85,31 @@ def test_unregistered_names_are_rejected_before_any_job(tmp_path, key):
     res = ws.snakemake("--cores", "1", *args)
     text = res.stdout + res.stderr
     assert res.returncode != 0, text[-3000:]
+    tail = "\n".join(text.strip().splitlines()[-2:])  # the header, then key and reason
+    assert tail.startswith("tabbench: invalid configuration"), text[-3000:]
     for message in messages:
-        assert message in text, text[-3000:]
-    assert "rule " not in text
+        assert message in tail, text[-3000:]
+    assert "Traceback" not in text and "rule " not in text
     _no_job_ran(ws)
+
+
+def test_unknown_dataset_target_fails_before_any_job_naming_known_ones(tmp_path):
+    """`nosuchdata` passed the dry run, then failed at the split step with a traceback and left
+    fetch/filter files behind."""
+    ws = Workspace(tmp_path / "wf", demo=("segment", "kc1"))
+    for args in (["-n"], []):
+        res = ws.snakemake("--cores", "1", *args, "results/selected/xgboost/nosuchdata.parquet",
+                           "--config", "preset=smoke")
+        text = res.stdout + res.stderr
+        assert res.returncode != 0, text[-3000:]
+        assert "unknown dataset 'nosuchdata'" in text, text[-3000:]
+        assert "sources=['bundled']" in text and "kc1, segment" in text, text[-3000:]
+        assert "Job stats" not in text
+        _no_job_ran(ws)
+    # a known dataset outside the suite is accepted (a source has it)
+    res = ws.snakemake("--cores", "1", "-n", "results/selected/xgboost/kc1.parquet",
+                       "--config", "preset=smoke", "suite=[segment]")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
 
 
 def test_nested_epochs_override_on_the_command_line(tmp_path):

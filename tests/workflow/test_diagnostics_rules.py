@@ -31,8 +31,8 @@ from tabbench.diagnostics.paths import (
     DIAGNOSTIC_TABLE_FILES,
     replay_npz,
     replay_sidecar,
-    runs_file,
 )
+from tabbench.layout import ResultsLayout
 from tabbench.presets import PRESETS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -89,7 +89,7 @@ def test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed(diag_worksp
 
     # split 0 is retrained (its runs file is newer than its replay): the stale replay is not
     # an input any more and `figures` does not replay it
-    runs = runs_file(results, model, dataset, 0)
+    runs = ResultsLayout(results).runs(model, dataset, 0)
     later = time.time() + 5
     os.utime(runs, (later, later))
     planned = _planned_jobs(ws, "figures")

@@ -1,7 +1,7 @@
 """The select/aggregate/figures/report rules on a results folder with no data/ at all.
 
 A workspace in a tmp dir gets the project's rule files, a small config and synthetic per-epoch
-records (plus cached selections). What must hold (DESIGN.md §1, §8): `snakemake figures` runs
+records (plus cached selections). What must hold (docs/design.md §1, §8): `snakemake figures` runs
 only aggregation and plotting — no data, training or (for cached pairs) selection job — and the
 report target produces one self-contained HTML with every figure and caption.
 

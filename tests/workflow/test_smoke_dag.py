@@ -72,7 +72,11 @@ def test_summary_figures_report_and_data_files(smoke_run):
     summary = pd.read_parquet(results / "summary" / "summary.parquet")
     assert set(summary["model"]) == set(MODELS)
     assert all(p.is_file() for p in figure_files(results / "figures"))
-    assert (results / "report.html").stat().st_size > 10_000
+    html = (results / "report.html").read_text()
+    assert len(html) > 10_000
+    # the claims table: in the summary, and embedded in the report (its own page, with caption)
+    assert "Verdict rule" in (results / "summary" / "claims.md").read_text()
+    assert "filename=claims.html;base64," in html
     assert (data / "kept.txt").read_text().split() == DATASETS
     # the data stage's summary line comes at the end, where it is seen
     assert "tabbench data: 2 datasets: 2 kept, 0 dropped by filtering, 0 unavailable" in text

@@ -32,6 +32,9 @@ def splits_path(ds):
 
 def kept_datasets():
     return ["toy", "toy2"]
+
+def check_dataset(ds):
+    pass
 """
 
 
@@ -145,26 +148,40 @@ touch "$out" "${out%.parquet}.failures.json"
 
 def test_one_hot_cap_change_retrains_mlp_jobs_only(tmp_path, monkeypatch):
     """The cap is a rerun trigger of the mlp jobs (it changes their records) and of nothing
-    else; a run (with a stand-in for `tabbench train`) records it in Snakemake's metadata."""
-    project = make_project(tmp_path / "p")
+    else; a run (with a stand-in for `tabbench train`) records it in Snakemake's metadata. Once
+    the folder has its run_config.yaml, the cap is changed there (a --config that disagrees with
+    the folder's settings is refused)."""
+    project = make_project(tmp_path / "p", mlp_max_one_hot_levels=1000)
     fake = tmp_path / "bin" / "tabbench"
     fake.parent.mkdir()
     fake.write_text(FAKE_TABBENCH)
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    stored = project / "results" / "run_config.yaml"
 
     def planned(*config):
         res = snakemake(project, "-n", "-p", *(["--config", *config] if config else []))
         assert res.returncode == 0, res.stderr + res.stdout
         return sorted(cmd.split(" --dataset")[0] for _, cmd in _jobs(res))
 
+    def set_cap(value):
+        cfg = yaml.safe_load(stored.read_text())
+        cfg["mlp_max_one_hot_levels"] = value
+        stored.write_text(yaml.safe_dump(cfg))
+
     res = snakemake(project)
     assert res.returncode == 0, res.stderr[-3000:]
+    assert stored.is_file()
     assert planned() == planned("mlp_max_one_hot_levels=1000") == []
+    refused = snakemake(project, "-n", "--config", "mlp_max_one_hot_levels=5")
+    assert refused.returncode != 0
+    assert "mlp_max_one_hot_levels: folder 1000, asked 5" in refused.stderr, refused.stderr
     mlp_jobs = ["tabbench train --model mlp"] * 4
-    assert planned("mlp_max_one_hot_levels=5") == mlp_jobs
-    assert snakemake(project, "--config", "mlp_max_one_hot_levels=5").returncode == 0
-    assert planned("mlp_max_one_hot_levels=5") == []
+    set_cap(5)
+    assert planned() == planned("mlp_max_one_hot_levels=5") == mlp_jobs
+    assert snakemake(project).returncode == 0
+    assert planned() == []
+    set_cap(1000)
     assert planned() == mlp_jobs  # back to the default: retrain
 
 

@@ -1,15 +1,89 @@
-# Shared by every workflow file: the resolved configuration, the list of final targets and the
-# run's start/end hooks. Each .smk file adds its own targets to TARGET_FUNCTIONS (an extension
-# point), so the `all` target grows with the pipeline without editing the Snakefile; likewise
-# START_FUNCTIONS / END_FUNCTIONS, since Snakemake keeps a single onstart/onsuccess/onerror
-# handler (a second one would silently replace the first).
+# Shared by every workflow file: the settled configuration, the layout of data/ and results/, the
+# list of final targets and the run's start/end hooks. Each .smk file adds its own targets to
+# TARGET_FUNCTIONS (an extension point), so the `all` target grows with the pipeline without
+# editing the Snakefile; likewise START_FUNCTIONS / END_FUNCTIONS, since Snakemake keeps a single
+# onstart/onsuccess/onerror handler (a second one would silently replace the first).
+#
+# The configuration (tabbench.run_config): config.yaml and --config/--configfile, validated with
+# short errors; on a results folder that has a run_config.yaml (the settings it was produced
+# with), that file takes config.yaml's place and a --config that disagrees with it is refused.
+# The first run that starts jobs writes run_config.yaml (remember_run_config, a start hook).
+import os
 import sys
 
-from tabbench.presets import resolve_config
+import yaml
 
-CFG = resolve_config(config)
+from tabbench.layout import DataLayout, ResultsLayout
+from tabbench.run_config import ConfigError, remember, settle
+
+
+def _workflow_configfiles():
+    """config.yaml alone (the `configfile:` files, not the --configfile ones): the defaults
+    that the folder's run_config.yaml replaces."""
+    cli = {os.path.abspath(str(f)) for f in workflow.config_settings.configfiles}
+    out = {}
+    for f in workflow.configfiles:
+        if os.path.abspath(str(f)) not in cli:
+            with open(f) as fh:
+                out.update(yaml.safe_load(fh) or {})
+    return out
+
+
+try:
+    SETTLED = settle(
+        _workflow_configfiles(),
+        workflow.config_settings.overwrite_config,
+        workflow.current_basedir.join("../schemas/config.schema.yaml").get_path_or_uri(
+            True
+        ),
+    )
+except ConfigError as e:
+    # the message names the key, the reason and the allowed values: no traceback, no dump
+    sys.exit(str(e))
+for _note in SETTLED.notes:
+    print(_note, file=sys.stderr)
+CFG = SETTLED.config
+config.clear()
+config.update(CFG)
 DATA = CFG["data_dir"]
 RESULTS = CFG["results_dir"]
+DATA_LAYOUT = DataLayout(DATA)
+RESULTS_LAYOUT = ResultsLayout(RESULTS)
+
+# Rules whose targets only read cached results: `snakemake figures` / `report` (and the summary,
+# figure and report files themselves) never plan a data or training job (report_helpers.smk).
+CACHE_ONLY_RULES = {"figures", "report", "plot", "aggregate"}
+
+
+def reads_cache_only():
+    """True when every target of this invocation is a figures/summary/report target; False for
+    the default target `all` (the study) or any other. Known only once the DAG is being built
+    (input functions, onstart), not while the Snakefile is parsed."""
+    settings = getattr(workflow, "dag_settings", None)
+    targets = list(getattr(settings, "targets", None) or [])
+    if not targets:
+        return False
+    folders = [RESULTS_LAYOUT.summary_dir, RESULTS_LAYOUT.figures_dir]
+    report_path = os.path.normpath(RESULTS_LAYOUT.report)
+    for t in targets:
+        path = os.path.normpath(str(t))
+        if t in CACHE_ONLY_RULES or path == report_path:
+            continue
+        if not any(os.path.dirname(path) == os.path.normpath(f) for f in folders):
+            return False
+    return True
+
+
+def remember_run_config():
+    """Start hook: a run that starts jobs on a folder without run_config.yaml writes it (not one
+    that only draws figures from a folder written before run_config.yaml existed)."""
+    if SETTLED.stored is None and not reads_cache_only():
+        if remember(RESULTS, CFG):
+            print(
+                f"tabbench: wrote {RESULTS_LAYOUT.run_config} (this folder's settings)",
+                file=sys.stderr,
+            )
+
 
 # Functions (wildcards) -> list of paths; `all_targets` concatenates them.
 TARGET_FUNCTIONS = []
@@ -64,6 +138,8 @@ def interrupted_hint(log, success):
 
 
 END_FUNCTIONS.append(interrupted_hint)
+# first of the start hooks: the folder's settings are on disk before any job
+START_FUNCTIONS.append(remember_run_config)
 
 
 # Functions (wildcards) -> list of figure files that the `figures` target (and so the HTML

@@ -1,4 +1,6 @@
-# Data rules (DESIGN.md §3): fetch -> filter -> one checkpoint (the kept list) -> split.
+# Data rules (docs/design.md §3): fetch -> filter -> one checkpoint (the kept list) -> split.
+# Paths: tabbench.layout (DATA_LAYOUT). A dataset that is neither in the suite nor known to a
+# chosen source is rejected while the DAG is built (check_dataset in data_helpers.smk).
 #
 # A data problem (no source has a dataset, unusable data, a dataset dropped by the filter) is a
 # status written to the dataset's json, never a failed job, so the rest of the suite continues.
@@ -17,11 +19,13 @@ include: "data_helpers.smk"
 
 
 rule fetch_dataset:
+    input:
+        fetch_input,
     output:
-        parquet=f"{DATA}/raw/{{dataset}}.parquet",
-        json=f"{DATA}/raw/{{dataset}}.json",
+        parquet=DATA_LAYOUT.raw("{dataset}"),
+        json=DATA_LAYOUT.raw_json("{dataset}"),
     log:
-        f"{DATA}/logs/fetch/{{dataset}}.log",
+        DATA_LAYOUT.log("fetch", "{dataset}"),
     wildcard_constraints:
         dataset=DATASET_PATTERN,
     conda:
@@ -43,13 +47,12 @@ rule fetch_dataset:
 
 rule filter_dataset:
     input:
-        parquet=f"{DATA}/raw/{{dataset}}.parquet",
-        json=f"{DATA}/raw/{{dataset}}.json",
+        unpack(filter_input),
     output:
-        parquet=f"{DATA}/processed/{{dataset}}.parquet",
-        json=f"{DATA}/processed/{{dataset}}.json",
+        parquet=DATA_LAYOUT.processed("{dataset}"),
+        json=DATA_LAYOUT.processed_json("{dataset}"),
     log:
-        f"{DATA}/logs/filter/{{dataset}}.log",
+        DATA_LAYOUT.log("filter", "{dataset}"),
     wildcard_constraints:
         dataset=DATASET_PATTERN,
     conda:
@@ -71,11 +74,11 @@ checkpoint collect_datasets:
         processed=[processed_json(ds) for ds in DATASETS],
         raw=[raw_json(ds) for ds in DATASETS],
     output:
-        kept=f"{DATA}/kept.txt",
-        summary=f"{DATA}/datasets.csv",
-        unavailable=f"{DATA}/unavailable.csv",
+        kept=DATA_LAYOUT.kept,
+        summary=DATA_LAYOUT.datasets_csv,
+        unavailable=DATA_LAYOUT.unavailable_csv,
     log:
-        main=f"{DATA}/logs/collect_datasets.log",
+        main=DATA_LAYOUT.log("collect_datasets"),
         summary_line=DATA_SUMMARY_LINE,
     conda:
         "../../environment.yml"
@@ -88,11 +91,11 @@ checkpoint collect_datasets:
 
 rule split_dataset:
     input:
-        f"{DATA}/processed/{{dataset}}.parquet",
+        split_input,
     output:
-        f"{DATA}/splits/{{dataset}}.parquet",
+        DATA_LAYOUT.splits("{dataset}"),
     log:
-        f"{DATA}/logs/split/{{dataset}}.log",
+        DATA_LAYOUT.log("split", "{dataset}"),
     wildcard_constraints:
         dataset=DATASET_PATTERN,
     conda:

@@ -1,18 +1,23 @@
 # Helpers of the data rules (workflow/rules/data.smk), kept apart from the rules as Snakemake's
-# linter asks. What downstream rule files may use -
+# linter asks. Paths come from tabbench.layout (DATA_LAYOUT, common.smk). What downstream rule
+# files may use -
 #   DATASETS             the suite's dataset names (before filtering)
 #   kept_datasets()      names of the kept datasets; Snakemake re-evaluates callers after the
 #                        `collect_datasets` checkpoint, so call it inside input functions only
-#   processed_path(ds)   data/processed/<ds>.parquet   (DESIGN.md §3 contract)
+#   processed_path(ds)   data/processed/<ds>.parquet   (docs/design.md §3 contract)
 #   splits_path(ds)      data/splits/<ds>.parquet
+#   check_dataset(ds)    rejects, while the DAG is built, a dataset no chosen source knows
 #   data_targets(wc)     the data part of the `all` target (registered in TARGET_FUNCTIONS)
 # and what the data stage says in the terminal (openml_banner, print_data_summary).
+import functools
 import os
 import shlex
 import sys
 import time
 
-from tabbench.data.manifest import suite_names
+from snakemake.exceptions import WorkflowError
+
+from tabbench.data.manifest import known_names, suite_names, unknown_dataset_message
 from tabbench.data.pipeline import read_kept
 from tabbench.presets import row_cap
 
@@ -28,31 +33,67 @@ TALENT_OPTION = (
 # fetch` through the environment, not as a flag of the rule: a changed shell command would make
 # Snakemake refetch every dataset of an existing data folder and rebuild all that follows.
 OPENML_STATE_DIR = os.environ.setdefault(
-    "TABBENCH_OPENML_STATE_DIR", os.path.abspath(f"{DATA}/logs/openml")
+    "TABBENCH_OPENML_STATE_DIR", os.path.abspath(DATA_LAYOUT.openml_state_dir)
 )
 # the one-line summary of the data stage, written by collect_datasets, printed at the end
-DATA_SUMMARY_LINE = f"{DATA}/logs/data_summary.txt"
+DATA_SUMMARY_LINE = DATA_LAYOUT.summary_line
 _RUN = {"started": None}
 
 
 def raw_path(ds):
-    return f"{DATA}/raw/{ds}.parquet"
+    return DATA_LAYOUT.raw(ds)
 
 
 def raw_json(ds):
-    return f"{DATA}/raw/{ds}.json"
+    return DATA_LAYOUT.raw_json(ds)
 
 
 def processed_path(ds):
-    return f"{DATA}/processed/{ds}.parquet"
+    return DATA_LAYOUT.processed(ds)
 
 
 def processed_json(ds):
-    return f"{DATA}/processed/{ds}.json"
+    return DATA_LAYOUT.processed_json(ds)
 
 
 def splits_path(ds):
-    return f"{DATA}/splits/{ds}.parquet"
+    return DATA_LAYOUT.splits(ds)
+
+
+@functools.cache
+def _known_datasets():
+    return frozenset(known_names(CFG["sources"], DEMO_DIR, CFG.get("talent_dir")))
+
+
+_SUITE = frozenset(DATASETS)
+
+
+def check_dataset(ds):
+    """A target may name a dataset of the suite or one a chosen source knows; any other name
+    (a typo, `nosuchdata`) fails while the DAG is built, before any job runs or writes a file,
+    with the names the sources know."""
+    if ds in _SUITE or ds in _known_datasets():
+        return
+    known = sorted(_known_datasets() | _SUITE, key=lambda n: (n.lower(), n))
+    raise WorkflowError(unknown_dataset_message(ds, known, CFG["sources"]))
+
+
+def fetch_input(wildcards):
+    check_dataset(wildcards.dataset)
+    return []
+
+
+def filter_input(wildcards):
+    check_dataset(wildcards.dataset)
+    return {
+        "parquet": raw_path(wildcards.dataset),
+        "json": raw_json(wildcards.dataset),
+    }
+
+
+def split_input(wildcards):
+    check_dataset(wildcards.dataset)
+    return processed_path(wildcards.dataset)
 
 
 def kept_datasets():
@@ -60,7 +101,7 @@ def kept_datasets():
 
 
 def data_targets(wildcards):
-    return [f"{DATA}/datasets.csv"] + [splits_path(ds) for ds in kept_datasets()]
+    return [DATA_LAYOUT.datasets_csv] + [splits_path(ds) for ds in kept_datasets()]
 
 
 TARGET_FUNCTIONS.append(data_targets)

@@ -1,7 +1,7 @@
 # Helpers of workflow/rules/diagnostics.smk (kept apart from the rules, as Snakemake's linter
 # asks). Needs common.smk, data_helpers.smk (processed_path, splits_path, kept_datasets),
 # train_helpers.smk (model_names, is_network, train_gpus, train_gpu_flags, train_option_flags,
-# NotARerunTrigger) and report_helpers.smk (FIGURES_DIR, report_flag) to be included first.
+# NotARerunTrigger) and report_helpers.smk (figure_outputs) to be included first.
 #
 # Two modes, as for the summary (report.smk):
 #   * the (model, dataset) pairs are the study's (data checkpoint done) or, without it, those
@@ -10,9 +10,8 @@
 #     the target `replay` or `diagnostics`; any other target (`figures`, `report`, `all`) uses
 #     the replay files present and up to date (newer than their runs file) and never schedules
 #     a replay.
-import glob
-import os
 import shlex
+from pathlib import Path
 
 from snakemake.exceptions import IncompleteCheckpointException
 
@@ -24,7 +23,6 @@ from tabbench.diagnostics.paths import (
     replay_npz,
     replay_sidecar,
     results_of_diagnostics_dir,
-    runs_file,
 )
 
 DIAGNOSTICS_DIR = str(diagnostics_dir(RESULTS))
@@ -56,25 +54,29 @@ def replay_planned():
 
 
 def _splits():
-    return range(CFG["n_splits"])
+    return range(cache_n_splits() if reads_cache_only() else CFG["n_splits"])
 
 
 def cached_runs_pairs():
-    """(model, dataset) pairs whose runs files of every split are in results/."""
-    pairs = []
-    for folder in sorted(glob.glob(f"{RESULTS}/runs/*/*/")):
-        model, dataset = os.path.normpath(folder).split(os.sep)[-2:]
-        if all(
-            os.path.exists(runs_file(RESULTS, model, dataset, s)) for s in _splits()
-        ):
-            pairs.append((model, dataset))
-    return pairs
+    """The complete (model, dataset) results of the folder (tabbench.layout.complete_results,
+    as for the paper's figures) that have their runs files, which the diagnostics read.
+    """
+    return [
+        (r.model, r.dataset)
+        for r in complete_results(RESULTS, cache_n_splits())
+        if r.runs
+    ]
 
 
 def diagnostics_pairs():
-    """Study mode or cache mode (see the top of this file)."""
+    """Cached results under a figures/report target, else the study's pairs (or the cached
+    ones where the data checkpoint has not run, e.g. on a colleague's folder)."""
+    if reads_cache_only():
+        return cached_runs_pairs()
     try:
-        return [(m, d) for m in CFG["models"] for d in kept_datasets()]
+        # sorted as complete_results sorts: the same pairs give the same `--pairs` parameter
+        # (a rerun trigger) whether the study or a figures target computed them
+        return sorted((m, d) for m in CFG["models"] for d in kept_datasets())
     except IncompleteCheckpointException:
         cached = cached_runs_pairs()
         if cached:
@@ -93,7 +95,7 @@ def replay_targets(wildcards):
 
 def diagnose_runs(wildcards):
     return [
-        str(runs_file(RESULTS, m, d, s))
+        str(RESULTS_LAYOUT.runs(m, d, s))
         for m, d in diagnostics_pairs()
         for s in _splits()
     ]
@@ -101,7 +103,7 @@ def diagnose_runs(wildcards):
 
 def _fresh(model, dataset, split):
     npz = replay_npz(RESULTS, model, dataset, split)
-    side, runs = replay_sidecar(npz), runs_file(RESULTS, model, dataset, split)
+    side, runs = replay_sidecar(npz), Path(RESULTS_LAYOUT.runs(model, dataset, split))
     return (
         npz.exists()
         and side.exists()
@@ -146,18 +148,7 @@ def diagnostic_tables():
 
 
 def diagnostic_figure_outputs():
-    out = []
-    for stem in DIAGNOSTIC_FIGURE_STEMS:
-        out.append(f"{FIGURES_DIR}/{stem}.pdf")
-        out.append(
-            report_flag(
-                f"{FIGURES_DIR}/{stem}.png",
-                caption=f"../report/{stem}.rst",
-                category="Diagnostics",
-                labels={"figure": stem},
-            )
-        )
-    return out
+    return figure_outputs(DIAGNOSTIC_FIGURE_STEMS, category="Diagnostics")
 
 
 def diagnostic_figure_files(wildcards):
@@ -165,7 +156,7 @@ def diagnostic_figure_files(wildcards):
     the rule's outputs only; a flagged *input* would reach the report with an unresolved
     caption)."""
     return [
-        f"{FIGURES_DIR}/{stem}.{ext}"
+        RESULTS_LAYOUT.figure(stem, ext)
         for stem in DIAGNOSTIC_FIGURE_STEMS
         for ext in ("pdf", "png")
     ]

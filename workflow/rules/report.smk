@@ -1,15 +1,17 @@
-# Aggregation, figures and the HTML report (DESIGN.md §7-8). Thin rules over `tabbench aggregate`
+# Aggregation, figures and the HTML report (docs/design.md §7-8). Thin rules over `tabbench aggregate`
 # and `tabbench figures`.
 #
-# Inputs are parquet under results/ only. Which selected files the summary is built from:
-#   * study mode - data.smk's checkpoint knows the kept datasets: every model × kept dataset, so a
-#     fresh `snakemake` orders the figures after all training (and the checkpoint runs first);
-#   * cache mode - the checkpoint's output is absent (e.g. data/ was deleted, or the folder is a
-#     colleague's results): every (model, dataset) that results/ already holds, as a selected
-#     file or as a complete set of split records. Nothing upstream of results/ is needed, so
-#     `snakemake figures` runs no data or training job.
-# Snakemake 9 does not rerun a job whose output exists because an input of an *upstream* job is
-# missing (tests/workflow/test_results_rules.py checks this with no data/ at all).
+# Inputs are parquet under results/ only. Which selected files the summary is built from
+# (summary_inputs in report_helpers.smk):
+#   * the study - the default target `all` (or any target other than the ones below): every
+#     model × kept dataset (data.smk's checkpoint), so a fresh `snakemake` orders the figures
+#     after all training;
+#   * cached results only - when every target is `figures`, `report`, `plot`, `aggregate` or a
+#     file under summary/ or figures/ or report.html: the complete results the folder already
+#     holds (tabbench.layout.complete_results). No data or training job can be planned then
+#     (train_input gives train jobs an input no rule makes, so Snakemake takes the runs files as
+#     they are), even after a changed config, a changed rule, or an interrupted run whose
+#     outputs Snakemake flagged incomplete.
 
 
 include: "report_helpers.smk"
@@ -19,14 +21,14 @@ rule aggregate:
     input:
         selected=summary_inputs,
     output:
-        [f"{SUMMARY_DIR}/{name}" for name in SUMMARY_FILES.values()],
+        summary_outputs(),
     log:
-        f"{RESULTS}/logs/aggregate.log",
+        RESULTS_LAYOUT.log("aggregate"),
     conda:
         "../../environment.yml"
     params:
         out=lambda wildcards, output: os.path.dirname(output[0]),
-        runs_dir=f"{RESULTS}/runs",
+        runs_dir=RESULTS_LAYOUT.runs_dir,
         large_rows=FIGURES_LARGE_ROWS,
     shell:
         "tabbench aggregate --selected {input.selected:q} --out {params.out:q}"
@@ -35,11 +37,11 @@ rule aggregate:
 
 rule plot:
     input:
-        [f"{SUMMARY_DIR}/{name}" for name in SUMMARY_FILES.values()],
+        SUMMARY_OUTPUTS,
     output:
         figure_outputs(),
     log:
-        f"{RESULTS}/logs/plot.log",
+        RESULTS_LAYOUT.log("plot"),
     conda:
         "../../environment.yml"
     params:
@@ -60,14 +62,13 @@ rule figures:
 rule report:
     # `snakemake --report` is a separate Snakemake invocation on the same workflow (target
     # `figures`, whose outputs carry the report() flags and captions); it only reads metadata,
-    # hence --nolock. The configuration of this run is handed over as a config file so that
-    # --config overrides are kept.
+    # hence --nolock. This run's --config values are handed over as a config file.
     input:
         rules.plot.output,
         extra_figures,
     output:
-        f"{RESULTS}/report.html",
+        RESULTS_LAYOUT.report,
     log:
-        f"{RESULTS}/logs/report.log",
+        RESULTS_LAYOUT.log("report"),
     run:
-        build_report(output[0], log[0], dict(config))
+        build_report(output[0], log[0], dict(workflow.config_settings.overwrite_config))

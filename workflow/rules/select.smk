@@ -1,4 +1,4 @@
-# Selection (DESIGN.md §7): per (model, dataset), the best epoch of every config and the best
+# Selection (docs/design.md §7): per (model, dataset), the best epoch of every config and the best
 # config (tuned) or config 0 (default), for every stopping metric, from the per-epoch records of
 # all splits. Thin rule: the logic is tabbench.select (`tabbench select`).
 #
@@ -11,11 +11,11 @@ include: "select_helpers.smk"
 
 rule select:
     input:
-        runs=lambda w: runs_of(w.model, w.dataset),
+        runs=select_input,
     output:
-        f"{RESULTS}/selected/{{model}}/{{dataset}}.parquet",
+        RESULTS_LAYOUT.selected("{model}", "{dataset}"),
     log:
-        f"{RESULTS}/logs/select/{{model}}/{{dataset}}.log",
+        RESULTS_LAYOUT.log("select", "{model}", "{dataset}"),
     wildcard_constraints:
         model="[^/]+",
         dataset="[^/]+",

@@ -1,7 +1,9 @@
 # Training: one job per (model, dataset, split) runs every config (0 = default, 1..n_configs =
 # random draws) and records every epoch -> results/runs/{model}/{dataset}/split{split}.parquet
 # plus the failures sidecar. A killed job resumes from <output>.part/ (finished configs kept).
-# Needs from data.smk: processed_path(ds), splits_path(ds), kept_datasets().
+# Paths: tabbench.layout (RESULTS_LAYOUT). Needs from data.smk: processed_path(ds),
+# splits_path(ds), kept_datasets(), check_dataset(ds). A figures/report invocation never trains
+# (train_input).
 
 
 include: "train_helpers.smk"
@@ -9,13 +11,12 @@ include: "train_helpers.smk"
 
 rule train:
     input:
-        processed=lambda w: processed_path(w.dataset),
-        splits=lambda w: splits_path(w.dataset),
+        unpack(train_input),
     output:
-        runs=f"{RESULTS}/runs/{{model}}/{{dataset}}/split{{split}}.parquet",
-        failures=f"{RESULTS}/runs/{{model}}/{{dataset}}/split{{split}}.failures.json",
+        runs=RESULTS_LAYOUT.runs("{model}", "{dataset}", "{split}"),
+        failures=RESULTS_LAYOUT.failures("{model}", "{dataset}", "{split}"),
     log:
-        f"{RESULTS}/logs/train/{{model}}/{{dataset}}/split{{split}}.log",
+        RESULTS_LAYOUT.log("train", "{model}", "{dataset}", "split{split}"),
     wildcard_constraints:
         model=MODEL_PATTERN,
         split=r"\d+",

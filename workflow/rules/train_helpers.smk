@@ -8,6 +8,26 @@ from tabbench.presets import n_configs_for
 MODEL_PATTERN = "|".join(sorted(model_names()))
 
 
+# The input of a train job under a figures/report target: a file that no rule makes and that
+# does not exist, so that Snakemake finds no way to run that job (see train_input).
+NO_TRAINING = f"{RESULTS}/.figures and report train nothing"
+
+
+def train_input(wildcards):
+    """The processed data and splits of the job's dataset. Under a figures/report target
+    (reads_cache_only) there is no train job at all: its input is NO_TRAINING, so Snakemake
+    drops the job and uses an existing runs file as it is (with no producer), and a changed
+    param, a changed rule or a file flagged incomplete by an interrupted run cannot plan a
+    training. (Raising instead would drop the select job above it too.)"""
+    if reads_cache_only():
+        return {"processed": NO_TRAINING}
+    check_dataset(wildcards.dataset)
+    return {
+        "processed": processed_path(wildcards.dataset),
+        "splits": splits_path(wildcards.dataset),
+    }
+
+
 def train_epochs_arg(model):
     """Only the epochs keys this model uses, so changing another model's epochs does not rerun
     this model's jobs (Snakemake reruns a job when its params change)."""
@@ -64,7 +84,7 @@ def train_gpus(wildcards):
 def train_targets(wildcards):
     """Every run: models × kept datasets × splits."""
     return [
-        f"{RESULTS}/runs/{model}/{ds}/split{split}.parquet"
+        RESULTS_LAYOUT.runs(model, ds, split)
         for model in CFG["models"]
         for ds in kept_datasets()
         for split in range(CFG["n_splits"])

@@ -162,7 +162,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml's)")
     p.set_defaults(func=_cmd_probe_openml)
 
-    p = sub.add_parser("filter", help="filter one raw dataset (DESIGN.md §3)")
+    p = sub.add_parser("filter", help="filter one raw dataset (docs/design.md §3)")
     p.add_argument("--raw-parquet", type=Path, required=True)
     p.add_argument("--raw-json", type=Path, required=True)
     p.add_argument("--max-rows", type=optional_int,

@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "select", help="best epoch and config per stopping metric (one model × dataset)",
         description="Write results/selected/{model}/{dataset}.parquet from the per-epoch "
-                    "records of every split (DESIGN.md §7).")
+                    "records of every split (docs/design.md §7).")
     p.add_argument("--runs", nargs="+", required=True, type=Path,
                    help="results/runs/{model}/{dataset}/split{i}.parquet, one per split")
     p.add_argument("--out", required=True, type=Path)
@@ -77,7 +77,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--results", type=Path, help="a results folder (runs/ and/or selected/)")
     src.add_argument("--summary", type=Path, help="a summary folder written by `aggregate`")
     p.add_argument("--out", required=True, type=Path)
-    p.add_argument("--large-rows", type=int, default=LARGE_ROWS)
+    p.add_argument("--large-rows", type=int, default=None,
+                   help="datasets with at least this many rows are 'large' (Fig. 5, G.2-G.4); "
+                        "default: the results folder's own setting (run_config.yaml, or its "
+                        f"last summary's meta.json), else {LARGE_ROWS}")
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "train",
         help="train every config of one (model, dataset, split), recording every epoch",
         description="Train configs 0..N of a model on one split and record all metrics at "
-        "every epoch (DESIGN.md §6). Resumes from <out>.part/ if a previous run was killed.",
+        "every epoch (docs/design.md §6). Resumes from <out>.part/ if a previous run was killed.",
     )
     models = get_models()
     p.add_argument("--model", required=True, choices=sorted(models))

@@ -1,4 +1,4 @@
-"""Datasets: sources, filtering, splits (DESIGN.md §3).
+"""Datasets: sources, filtering, splits (docs/design.md §3).
 
 - :mod:`~tabbench.data.manifest`: the Ye et al. manifest, the bundled MANIFEST, suites;
 - :mod:`~tabbench.data.sources`: ``talent`` / ``openml`` / ``bundled``, tried in order;

@@ -1,4 +1,4 @@
-"""Dataset filtering (paper App. G.6, in pytabkit's order; DESIGN.md §3).
+"""Dataset filtering (paper App. G.6, in pytabkit's order; docs/design.md §3).
 
 Per dataset, in this order:
 
@@ -44,7 +44,7 @@ SUBSAMPLE_SEED = 0
 
 @dataclass(frozen=True)
 class FilterParams:
-    """Thresholds of DESIGN.md §3 (paper: 100,000 / 1,000 / 100)."""
+    """Thresholds of docs/design.md §3 (paper: 100,000 / 1,000 / 100)."""
 
     max_rows: int | None = 100_000
     min_rows: int = 1_000
@@ -105,7 +105,7 @@ def _step(steps: list[dict[str, Any]], name: str, before: int, after: int) -> No
 
 
 def filter_dataset(raw: RawData, params: FilterParams, dataset: str) -> FilterOutcome:
-    """Apply the filter of DESIGN.md §3 to ``raw``; never raises for a data problem."""
+    """Apply the filter of docs/design.md §3 to ``raw``; never raises for a data problem."""
     report: dict[str, Any] = {
         "dataset": dataset,
         "kept": False,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -107,3 +108,38 @@ def openml_ref(name: str, demo_dir: str | os.PathLike[str] | None = None) -> Ope
             # the bundled target name need not be OpenML's: use OpenML's default target
             return None if did is None else OpenMLRef(did, None)
     return None
+
+
+def known_names(sources: list[str] | tuple[str, ...], demo_dir: str | os.PathLike[str],
+                talent_dir: str | os.PathLike[str] | None = None) -> list[str]:
+    """Dataset names the chosen ``sources`` know, as far as can be told without fetching
+    anything: ``bundled`` the demo MANIFEST's; ``openml`` every name with an OpenML id (Ye et
+    al. manifest, demo MANIFEST's ``openml_id``); ``talent`` the folders of ``talent_dir`` (or
+    its ``data/``) holding an ``info.json``. Sorted case-insensitively. Used to reject a target
+    naming a dataset nobody has before any job runs."""
+    names: set[str] = set()
+    demo = Path(demo_dir) / "MANIFEST.csv"
+    for source in sources:
+        if source == "bundled" and demo.is_file():
+            names.update(demo_manifest(demo_dir)["name"])
+        elif source == "openml":
+            m = ye2024_manifest()
+            names.update(m.loc[m["openml_id"].notna(), "name"])
+            if demo.is_file():
+                d = demo_manifest(demo_dir)
+                if "openml_id" in d.columns:
+                    names.update(d.loc[d["openml_id"].notna(), "name"])
+        elif source == "talent" and talent_dir:
+            for root in (Path(talent_dir), Path(talent_dir) / "data"):
+                if root.is_dir():
+                    names.update(p.parent.name for p in root.glob("*/info.json"))
+    return sorted(names, key=lambda n: (n.lower(), n))
+
+
+def unknown_dataset_message(name: str, known: list[str], sources: list[str] | tuple[str, ...]
+                            ) -> str:
+    """Why ``name`` is rejected, with every name that would be accepted (a typo shows)."""
+    listing = textwrap.fill(", ".join(known) or "(none)", width=100, initial_indent="  ",
+                            subsequent_indent="  ", break_on_hyphens=False)
+    return (f"unknown dataset {name!r}: it is not in the suite, and no source of "
+            f"sources={list(sources)} has it. Known datasets ({len(known)}):\n{listing}")

@@ -1,4 +1,4 @@
-"""Train/validation/test splits (DESIGN.md §3): ``n_splits`` random 64/16/20 splits.
+"""Train/validation/test splits (docs/design.md §3): ``n_splits`` random 64/16/20 splits.
 
 Split ``i`` draws ``perm = np.random.default_rng(seed + i).permutation(n)`` (``seed`` is the
 config's global seed, 0 by default, so split ``i`` uses seed ``i`` as in the paper):

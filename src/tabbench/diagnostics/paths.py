@@ -1,43 +1,25 @@
-"""Where the diagnostics' artefacts live, in one place (so a future ``tabbench.layout`` can
-take them over by moving this file).
-
-``results/replay/{model}/{dataset}/split{i}.npz`` + ``.json``  replayed logits and sidecar
-``results/summary/diagnostics/``                           diagnostic tables (+ Markdown)
-``results/figures/diag_*.{pdf,png}``                        diagnostic figures
+"""The names inside the diagnostics' artefacts: array keys of a replay file, table file names,
+figure stems. Their folders are :mod:`tabbench.layout`'s (``ResultsLayout.replay``,
+``ResultsLayout.diagnostics_dir``); :func:`replay_npz` and :func:`diagnostics_dir` are Path
+shorthands for those.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-REPLAY_DIR = "replay"
-DIAGNOSTICS_SUMMARY_DIR = "summary/diagnostics"
-
-
-def runs_file(results: str | Path, model: str, dataset: str, split: int | str) -> Path:
-    """The per-epoch records of one (model, dataset, split) (written by the train rule)."""
-    return Path(results) / "runs" / model / dataset / f"split{split}.parquet"
+from tabbench.layout import DIAGNOSTICS, SUMMARY, ResultsLayout
+from tabbench.layout import replay_sidecar as replay_sidecar  # re-exported beside replay_npz
 
 
 def replay_npz(results: str | Path, model: str, dataset: str, split: int | str) -> Path:
-    """Replayed logits of one (model, dataset, split)."""
-    return Path(results) / REPLAY_DIR / model / dataset / f"split{split}.npz"
-
-
-def replay_sidecar(npz: str | Path) -> Path:
-    """``.../split0.npz`` -> ``.../split0.json``: the (config, epoch) of every array, the
-    self-check's numbers and the replay's cost."""
-    npz = Path(npz)
-    return npz.with_suffix(".json")
+    """Replayed logits of one (model, dataset, split): ``ResultsLayout.replay``."""
+    return Path(ResultsLayout(results).replay(model, dataset, split))
 
 
 def diagnostics_dir(results: str | Path) -> Path:
-    """Folder of the diagnostic tables."""
-    return Path(results) / DIAGNOSTICS_SUMMARY_DIR
-
-
-def figures_dir(results: str | Path) -> Path:
-    return Path(results) / "figures"
+    """Folder of the diagnostic tables: ``ResultsLayout.diagnostics_dir``."""
+    return Path(ResultsLayout(results).diagnostics_dir)
 
 
 def replay_key(regime: str, stopping: str) -> str:
@@ -83,7 +65,6 @@ DIAGNOSTIC_FIGURE_STEMS: tuple[str, ...] = (
 def results_of_diagnostics_dir(folder: str | Path) -> Path:
     """The results folder of a diagnostics folder (inverse of :func:`diagnostics_dir`)."""
     folder = Path(folder)
-    depth = len(Path(DIAGNOSTICS_SUMMARY_DIR).parts)
-    if folder.parts[-depth:] != Path(DIAGNOSTICS_SUMMARY_DIR).parts:
-        raise ValueError(f"{folder} is not a <results>/{DIAGNOSTICS_SUMMARY_DIR} folder")
-    return folder.parents[depth - 1]
+    if folder.parts[-2:] != (SUMMARY, DIAGNOSTICS):
+        raise ValueError(f"{folder} is not a <results>/{SUMMARY}/{DIAGNOSTICS} folder")
+    return folder.parents[1]

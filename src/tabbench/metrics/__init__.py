@@ -1,4 +1,4 @@
-"""Proper losses, temperature scaling, refinement estimators (DESIGN.md §4) and the registry of
+"""Proper losses, temperature scaling, refinement estimators (docs/design.md §4) and the registry of
 stopping metrics.
 
 Inputs are logits (N, K) — binary problems as K = 2 — and integer labels 0..K−1 (classes may

@@ -1,6 +1,6 @@
 """All per-epoch metrics of many epochs at once: what the recorder calls after every chunk.
 
-``fused_stopping_metrics`` computes every built-in stopping metric of DESIGN.md §4 for E epochs
+``fused_stopping_metrics`` computes every built-in stopping metric of docs/design.md §4 for E epochs
 of validation logits (the registry's :func:`~tabbench.metrics.registry.stopping_metrics_batched`
 calls it once per chunk for all of them); ``test_metrics_batched`` the raw and post-hoc-TS test
 metrics. Both process
@@ -183,7 +183,7 @@ def _binary_held_out_nll(
     1 − (1 − q_y) to ~1e-12 relative), so no branch for confident or wrong samples is needed.
     """
     counts = np.diff(bounds)
-    a = n_fit / (n_fit + 1.0)  # Laplace smoothing of each fold (DESIGN.md §4), K = 2
+    a = n_fit / (n_fit + 1.0)  # Laplace smoothing of each fold (docs/design.md §4), K = 2
     c = 1.0 / ((n_fit + 1.0) * 2)
     out = ws.get("held_nll", margin.shape, np.float64)
     np.multiply(np.repeat(beta.T, counts, axis=1), margin, out=out)  # u = β_f m
@@ -355,7 +355,7 @@ def test_metrics_batched(
 
     ``beta_E`` (E,) are the inverse temperatures fit on validation at the same epochs and
     ``n_fit`` = N_val the number of samples they were fit on (Laplace smoothing
-    n/(n+1)·p + 1/((n+1)K), DESIGN.md §4). Keys: ``<m>`` and ``<m>_ts`` for m in logloss,
+    n/(n+1)·p + 1/((n+1)K), docs/design.md §4). Keys: ``<m>`` and ``<m>_ts`` for m in logloss,
     brier, error, auroc (= 1 − AUROC, lower is better, like the stopping metric), ece.
     Epochs with non-finite test logits get NaN everywhere; a non-finite or non-positive β
     gives NaN for that epoch's ``*_ts`` metrics.

@@ -1,4 +1,4 @@
-"""tabbench's own stopping metrics (DESIGN.md §4), registered through entry points like any
+"""tabbench's own stopping metrics (docs/design.md §4), registered through entry points like any
 other (``pyproject.toml``, group ``tabbench.stopping_metrics``, in this order: it is the column
 order of the runs files).
 

@@ -1,6 +1,6 @@
 """Cross-validation fold optima of temperature scaling from a Taylor model, without data passes.
 
-``ts_ref_cv5`` (DESIGN.md §4) fits β on each 4/5 of the validation set. Each fold's optimum
+``ts_ref_cv5`` (docs/design.md §4) fits β on each 4/5 of the validation set. Each fold's optimum
 b_f = log β_f lies very close to the full-data optimum b* (a fold drops 1/5 of the samples:
 |b_f − b*| is typically ~1e-2 for a few thousand samples), so the fold's mean derivative
 

@@ -1,6 +1,6 @@
 """Proper losses and scores of one set of logits (N, K), written for clarity in float64.
 
-These are the *definitions* (DESIGN.md §4). The per-epoch recorder uses the vectorised
+These are the *definitions* (docs/design.md §4). The per-epoch recorder uses the vectorised
 implementations in :mod:`tabbench.metrics.batched`, which the tests check against these.
 All functions take logits (binary = K = 2 columns) and integer labels; they raise
 ``ValueError`` on non-finite logits (a diverged model has no loss).
@@ -12,7 +12,7 @@ import numpy as np
 
 from tabbench.metrics._checks import check_single
 
-#: ECE bins (DESIGN.md §4: 15 equal-width bins on the top-label confidence).
+#: ECE bins (docs/design.md §4: 15 equal-width bins on the top-label confidence).
 ECE_BINS = 15
 
 
@@ -80,7 +80,7 @@ def ece_proba(p: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:
 
     Bin b holds confidences in [b/n_bins, (b+1)/n_bins) (the last bin includes 1), like
     torchmetrics; ECE = Σ_b |Σ_{i∈b} (1[ŷ_i = y_i] − conf_i)| / N. Also for binary problems we
-    use the top label (DESIGN.md §4), not the positive class as torchmetrics' binary task does.
+    use the top label (docs/design.md §4), not the positive class as torchmetrics' binary task does.
     """
     p = np.asarray(p, dtype=np.float64)
     conf = p.max(axis=-1)
@@ -144,7 +144,7 @@ def auroc(logits: np.ndarray, y: np.ndarray) -> float:
 
 
 def one_minus_auroc(logits: np.ndarray, y: np.ndarray) -> float:
-    """1 − AUROC: the lower-is-better form used as stopping metric ``auroc`` (DESIGN.md §4)."""
+    """1 − AUROC: the lower-is-better form used as stopping metric ``auroc`` (docs/design.md §4)."""
     return 1.0 - auroc(logits, y)
 
 

@@ -1,4 +1,4 @@
-"""Trainers (XGBoost, MLP, RealMLP) and the shared per-epoch recorder.
+"""Trainers (XGBoost, LightGBM, MLP, RealMLP), their registry and the shared per-epoch recorder.
 
 Every trainer implements :class:`tabbench.models.base.Trainer`: it yields logits, never metrics.
 """

@@ -3,7 +3,7 @@
 Trainers only produce logits. A trainer trains one config to the end (no early stopping) and
 yields, chunk by chunk, the validation and test logits after every epoch (a boosting round for
 XGBoost). The recorder (:mod:`tabbench.models.recorder`) turns those logits into rows of the
-per-epoch record (DESIGN.md §6) with the batched metrics of :mod:`tabbench.metrics`. Keeping
+per-epoch record (docs/design.md §6) with the batched metrics of :mod:`tabbench.metrics`. Keeping
 metrics out of the trainers means a new stopping metric never touches training code, and
 yielding *chunks* of epochs lets the metrics fit many temperatures at once.
 """

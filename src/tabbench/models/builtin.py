@@ -1,4 +1,4 @@
-"""tabbench's own models (DESIGN.md §5), registered through entry points like any other
+"""tabbench's own models (docs/design.md §5), registered through entry points like any other
 (``pyproject.toml``, group ``tabbench.models``). Trainers and search spaces are named, not
 imported: reading the registry imports neither PyTorch nor XGBoost.
 

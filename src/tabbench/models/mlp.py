@@ -1,4 +1,4 @@
-"""MLP trainer (DESIGN.md §5): the Gorishniy et al.-style baseline, every epoch's logits.
+"""MLP trainer (docs/design.md §5): the Gorishniy et al.-style baseline, every epoch's logits.
 
 Preprocessing, fit on the training part only:
 - numericals: sklearn ``QuantileTransformer`` with normal output,
@@ -7,13 +7,13 @@ Preprocessing, fit on the training part only:
   categories becomes one ±1 column; missing or unseen values are all zeros; a column with a
   single train category carries no information for training and is dropped.
 - high cardinality (not in the paper, which does not discuss it; a documented deviation from
-  DESIGN.md §5's one column per category): a column with more than ``max_one_hot_levels`` train
+  docs/design.md §5's one column per category): a column with more than ``max_one_hot_levels`` train
   categories (config key ``mlp_max_one_hot_levels``, default :data:`MAX_ONE_HOT_LEVELS` = 1000)
   is one-hot encoded over its ``max_one_hot_levels`` most frequent train categories only (ties:
   category order); the rarer ones are encoded like an unseen value (all zeros), with a logged
   warning. Without the cap an ID-like column makes the input dense n × levels: a 10,000-level
   column on 50,000 rows took 3 GB and 4.5× the time for two epochs (measured), and the paper's
-  100,000-row cap would need about 6 GB. ``None`` (config ``null``) lifts the cap: DESIGN.md's
+  100,000-row cap would need about 6 GB. ``None`` (config ``null``) lifts the cap: docs/design.md's
   literal rule. RealMLP embeds such columns and XGBoost splits on them natively, so neither
   needs a cap.
 

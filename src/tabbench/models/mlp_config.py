@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from numbers import Integral
 from typing import Any
 
-#: config 0 (DESIGN.md §5): 3 hidden layers of 256, no dropout, AdamW lr 1e-3 constant, weight
+#: config 0 (docs/design.md §5): 3 hidden layers of 256, no dropout, AdamW lr 1e-3 constant, weight
 #: decay 0, batch 256
 DEFAULT_CONFIG: dict[str, Any] = {
     "lr": 1e-3,

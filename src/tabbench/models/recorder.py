@@ -1,4 +1,4 @@
-"""The shared per-epoch recorder: trainers' logits in, rows of DESIGN.md §6 out.
+"""The shared per-epoch recorder: trainers' logits in, rows of docs/design.md §6 out.
 
 Trainers yield :class:`~tabbench.models.base.EpochChunk` s of validation and test logits; the
 recorder hands each chunk to the *batched* metrics of :mod:`tabbench.metrics` (one call per chunk,
@@ -8,7 +8,7 @@ It computes no metric itself: the stopping metrics are those of the registry
 ``batched``), so a new stopping metric never touches the recorder.
 
 Epochs whose logits are not all finite (a diverged network) are not passed to the metrics; their
-metric columns are NaN, which selection never picks (DESIGN.md §6).
+metric columns are NaN, which selection never picks (docs/design.md §6).
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def empty_records() -> pd.DataFrame:
 
 
 def check_records(df: pd.DataFrame, expected_epochs: Mapping[int, int] | None = None) -> None:
-    """Raise ``ValueError`` unless ``df`` is a valid per-epoch record (DESIGN.md §6).
+    """Raise ``ValueError`` unless ``df`` is a valid per-epoch record (docs/design.md §6).
 
     Checks: exactly :func:`~tabbench.runs_schema.record_columns` in order; contract dtypes; no
     missing keys or info; one (model, dataset, split); per config, epochs are exactly ``1..E``

@@ -5,7 +5,7 @@ Each model's registration (:mod:`tabbench.models.registry`) names a module with
 (one draw of the paper's HPO space, the "tuned" regime). Search spaces may import their model's
 torch-free config modules (``tabbench.models``), never the reverse. Config ids
 1..n are drawn by :func:`sample_config` from a seed derived from (global seed, dataset, split,
-model, config id) only, so a config never depends on job order (DESIGN.md §2, §5).
+model, config id) only, so a config never depends on job order (docs/design.md §2, §5).
 """
 
 from tabbench.search.sampling import get_space, sample_config, stable_seed

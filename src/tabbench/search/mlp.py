@@ -1,4 +1,4 @@
-"""MLP search space (DESIGN.md §5: Gorishniy et al.-style baseline and its HPO space).
+"""MLP search space (docs/design.md §5: Gorishniy et al.-style baseline and its HPO space).
 
 Default: 3 hidden layers of 256, no dropout, AdamW lr 1e-3 constant, weight decay 0, batch 256.
 Tuned configs draw lr LogU[1e-4, 1e-2], dropout {0, .1, .2, .3}, weight decay

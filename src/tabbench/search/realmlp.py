@@ -1,4 +1,4 @@
-"""RealMLP search space (DESIGN.md §5; paper Table G.2, i.e. pytabkit's ``probclass`` space).
+"""RealMLP search space (docs/design.md §5; paper Table G.2, i.e. pytabkit's ``probclass`` space).
 
 Default (config 0): RealMLP-TD without label smoothing. Tuned draws:
 

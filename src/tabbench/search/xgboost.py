@@ -1,4 +1,4 @@
-"""XGBoost search space (paper Table G.1; DESIGN.md §5).
+"""XGBoost search space (paper Table G.1; docs/design.md §5).
 
 Default (config 0): the library's defaults, trained for ``epochs.xgboost_default`` rounds
 (pytabkit's XGB-D) — an empty dict, so that ``params`` says exactly "nothing changed".

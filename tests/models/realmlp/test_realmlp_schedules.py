@@ -1,4 +1,4 @@
-"""Known values of RealMLP's schedules (DESIGN.md §10)."""
+"""Known values of RealMLP's schedules (docs/design.md §10)."""
 
 import math
 

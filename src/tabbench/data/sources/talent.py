@@ -3,7 +3,7 @@
 Layout per dataset (TALENT ``model/lib/data.py``): ``<talent_dir>/<name>/info.json`` and
 ``{N,C,y}_{train,val,test}.npy`` loaded with ``allow_pickle=True``; ``N_*`` (numerical) and
 ``C_*`` (categorical) may each be absent, ``y_*`` may not. The three parts are concatenated in
-the order train, val, test and TALENT's split is discarded: our own splits (DESIGN.md §3) are
+the order train, val, test and TALENT's split is discarded: our own splits (docs/design.md §3) are
 drawn later.
 """
 

@@ -1,6 +1,6 @@
 """RealMLP (Holzmüller et al., NeurIPS 2024) reimplemented in plain PyTorch.
 
-Faithful to pytabkit's RealMLP-TD (see DESIGN.md §5, §10) but exposing the logits of every
+Faithful to pytabkit's RealMLP-TD (see docs/design.md §5, §10) but exposing the logits of every
 epoch, which the reference cannot. Modules, one job each: :mod:`.schedules`, :mod:`.config`,
 :mod:`.preprocessing`, :mod:`.embeddings`, :mod:`.layers`, :mod:`.network`, :mod:`.optim`,
 :mod:`.trainer`.

@@ -2,7 +2,7 @@
 typed, validated record.
 
 Field names follow pytabkit's where one exists, so a config can be read side by side with the
-reference. Defaults are RealMLP-TD for classification except label smoothing, which DESIGN.md §5
+reference. Defaults are RealMLP-TD for classification except label smoothing, which docs/design.md §5
 switches off (``ls_eps = 0``) because the paper studies calibration-sensitive stopping metrics.
 Every field is JSON-serialisable; :func:`tabbench.search.realmlp` fills them all, so the
 ``params`` column of the records describes a run completely.
@@ -39,7 +39,7 @@ class RealMLPConfig:
     plr_sigma: float = 0.1
     """Std of the first-layer frequencies of the numerical embeddings ("emb. init std")."""
     ls_eps: float = 0.0
-    """Label smoothing ε; RealMLP-TD uses 0.1, DESIGN.md §5 keeps 0 for the default config."""
+    """Label smoothing ε; RealMLP-TD uses 0.1, docs/design.md §5 keeps 0 for the default config."""
 
     # --- fixed in the paper (RealMLP-TD values) --------------------------------------------
     batch_size: int = 256
@@ -63,7 +63,7 @@ class RealMLPConfig:
     embedding_size: int = 8
     smooth_clip_max_abs: float = 3.0
     wd_squared_factors: bool = True
-    """Reference quirk (pytabkit issue #40, DESIGN.md §10): weight decay multiplies the
+    """Reference quirk (pytabkit issue #40, docs/design.md §10): weight decay multiplies the
     per-group lr and wd factors in twice. ``False`` gives textbook decoupled weight decay."""
 
     @classmethod

@@ -2,7 +2,7 @@
 embeddings for high-cardinality categoricals.
 
 Numerical embeddings follow Gorishniy et al. (2022) with RealMLP's PBLD variant (Holzmüller et
-al. 2024, §3; DESIGN.md §10). Every feature has its own small network:
+al. 2024, §3; docs/design.md §10). Every feature has its own small network:
 
 * PBLD — per feature: ``h = cos(2π·w1·x + b1)`` with ``w1 ∈ R^16 ~ N(0, σ²)``,
   ``b1 ~ U[−π, π]``; ``o = h·W2 + b2`` with ``W2 ∈ R^{16×3}``, ``b2`` ~ U[−¼, ¼]; the output is

@@ -5,7 +5,7 @@ first block is preceded by the front scale, the last block is ``w-b`` only and o
 per class (K = 2 for binary, trained with softmax cross-entropy as in the reference).
 
 :meth:`RealMLPNetwork.param_groups` attaches RealMLP's per-parameter-group learning-rate and
-weight-decay factors (App. A; DESIGN.md §10):
+weight-decay factors (App. A; docs/design.md §10):
 
 ==================  =========  =========
 group               lr factor  wd factor

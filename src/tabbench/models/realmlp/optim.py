@@ -4,7 +4,7 @@ Before every step, at progress ``t = step / total_steps``:
 
 * lr of group g: ``lr_g = lr · lr_sched(t) · lr_factor_g``;
 * weight decay: ``p ← p · (1 − lr·lr_sched(t) · wd·wd_sched(t) · (lr_factor_g · wd_factor_g)²)``
-  — the factors enter *squared*, a quirk of the reference (pytabkit issue #40, DESIGN.md §10)
+  — the factors enter *squared*, a quirk of the reference (pytabkit issue #40, docs/design.md §10)
   kept for fidelity; ``wd_squared_factors=False`` gives the textbook ``lr_g · wd_g``.
   Groups with wd factor 0 (biases) are never decayed.
 

@@ -1,5 +1,5 @@
 """RealMLP-TD preprocessing, fit on the training part only (Holzmüller et al. 2024, §3;
-DESIGN.md §10).
+docs/design.md §10).
 
 Numerical columns: centre at the train median, scale by ``1/(q75 − q25)`` — or, where that
 interquartile range is 0, by ``1/(½(max − min))``, or by 0 for a constant column — then
@@ -176,7 +176,7 @@ class RealMLPPreprocessor:
             cols = [self.num_columns[j] for j in np.flatnonzero(bad.any(axis=0))]
             raise ValueError(
                 f"non-finite values in numerical column(s) {cols}: rows with missing numericals "
-                "must be dropped before training (DESIGN.md §3, filtering step 1)"
+                "must be dropped before training (docs/design.md §3, filtering step 1)"
             )
         return x
 

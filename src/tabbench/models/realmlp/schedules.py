@@ -1,4 +1,4 @@
-"""Hyperparameter schedules of RealMLP (Holzmüller et al. 2024, App. A; DESIGN.md §10).
+"""Hyperparameter schedules of RealMLP (Holzmüller et al. 2024, App. A; docs/design.md §10).
 
 A schedule maps training progress ``t ∈ [0, 1]`` to a multiplier of a base value. RealMLP
 updates every scheduled hyperparameter before *every optimisation step* with

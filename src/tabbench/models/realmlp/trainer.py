@@ -1,7 +1,7 @@
 """RealMLP trainer: trains one config for ``ctx.n_epochs`` epochs and yields the validation and
 test logits after every epoch (the contract of :mod:`tabbench.models.base`).
 
-Training (RealMLP-TD, Holzmüller et al. 2024; DESIGN.md §5, §10): shuffled mini-batches of 256
+Training (RealMLP-TD, Holzmüller et al. 2024; docs/design.md §5, §10): shuffled mini-batches of 256
 (``min(256, n_train)``, last incomplete batch dropped as in the reference), softmax
 cross-entropy (optionally label-smoothed), and before every step the schedules are evaluated at
 ``t = step / total_steps``: lr (coslog4), dropout and weight decay (flat_cos).

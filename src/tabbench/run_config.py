@@ -1,0 +1,369 @@
+"""The settings of a run: validated with short errors, and remembered by its results folder.
+
+**Validation** (:func:`check_config`): a config that violates the schema
+(``workflow/schemas/config.schema.yaml``) is rejected before any job, with one short paragraph per
+problem — the key, the reason and the allowed values — instead of Snakemake's error, which
+prints the whole config dictionary after the reason.
+
+**The folder's settings** (``results/run_config.yaml``). A results folder is only meaningful
+with the settings that produced it (preset, datasets, splits, configs, epochs...). The first
+Snakemake run that starts jobs on a folder writes the resolved settings there
+(:func:`remember`, atomically, never over an existing file). From then on, on that folder
+(:func:`settle`):
+
+- ``run_config.yaml`` takes ``config.yaml``'s place: ``snakemake figures``, ``report``, a resume
+  or a single-dataset rerun use the folder's settings without repeating any ``--config``
+  (``config.yaml`` values that differ are named in a note and not used);
+- a ``--config``/``--configfile`` value that changes one of them is **refused** before any job,
+  naming each differing key with the folder's and the asked value. Refusing rather than
+  silently reusing: a command that names a setting means it, and running it on a folder made
+  with another value would either retrain finished jobs or mix two studies in one summary.
+  Only :data:`INVOCATION_KEYS` (where the results folder is, threads, how a GPU is claimed, the
+  figures' "large" threshold) may differ from one invocation to the next: none of them changes
+  a trained result;
+- to change a folder's study on purpose, edit its ``run_config.yaml`` (Snakemake then reruns
+  what the change affects, as it would for a changed ``config.yaml``); for another study, give
+  it its own ``results_dir`` and ``data_dir``.
+
+A folder written before ``run_config.yaml`` existed is read with this invocation's settings,
+except that its figures keep the "large" threshold of its last summary (``summary/meta.json``)
+unless ``figures_large_rows`` or ``preset`` is given; the next run that starts jobs on it writes
+its ``run_config.yaml``.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import json
+import os
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tabbench.layout import META, PathLike, ResultsLayout, read_run_config
+from tabbench.presets import PRESETS, coerce_cli_strings, resolve_config
+
+#: keys that may differ between invocations on one results folder: none of them changes what a
+#: train job records (threads and GPU claiming do not; ``figures_large_rows`` only redraws the
+#: summary and figures; ``replay_rtol`` is the replay self-check's tolerance; ``results_dir`` is
+#: how the folder is found)
+INVOCATION_KEYS = frozenset({
+    "results_dir",
+    "train_threads",
+    "allow_cpu_fallback",
+    "gpu_lock_dir",
+    "gpu_claim_timeout",
+    "figures_large_rows",
+    "replay_rtol",
+})
+
+
+class ConfigError(ValueError):
+    """A configuration a person must fix; ``str()`` is the whole message to show."""
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def load_schema(path: PathLike) -> dict[str, Any]:
+    return yaml.safe_load(Path(path).read_text())
+
+
+def _short(value: Any, width: int = 70) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _number_range(s: Mapping[str, Any]) -> str:
+    lo, hi = s.get("minimum"), s.get("maximum")
+    xlo = s.get("exclusiveMinimum")
+    if lo is not None and hi is not None:
+        return f" from {lo} to {hi}"
+    if lo is not None:
+        return f" >= {lo}"
+    if xlo is not None:
+        return f" > {xlo}"
+    if hi is not None:
+        return f" <= {hi}"
+    return ""
+
+
+def describe(s: Mapping[str, Any]) -> str:
+    """What a schema fragment allows, in words (``null or an integer from 1 to 100``)."""
+    if "enum" in s:
+        return "one of " + ", ".join(str(v) for v in s["enum"])
+    for alt in ("oneOf", "anyOf"):
+        if alt in s:
+            return " or ".join(describe(x) for x in s[alt])
+    types = s.get("type")
+    types = [types] if isinstance(types, str) else list(types or [])
+    words = []
+    for t in types:
+        if t == "null":
+            words.append("null")
+        elif t in ("integer", "number"):
+            words.append(("an integer" if t == "integer" else "a number") + _number_range(s))
+        elif t == "string":
+            words.append("a string")
+        elif t == "boolean":
+            words.append("true or false")
+        elif t == "array":
+            items = s.get("items")
+            words.append("a list" + (f" of ({describe(items)})" if items else ""))
+        elif t == "object":
+            props = s.get("properties")
+            extra = s.get("additionalProperties")
+            if props:
+                words.append("a mapping with keys " + ", ".join(props))
+            elif isinstance(extra, Mapping):
+                words.append(f"a mapping of names to ({describe(extra)})")
+            else:
+                words.append("a mapping")
+    return " or ".join(words) or "see the schema"
+
+
+def _problem(error: Any) -> tuple[str, str, str]:
+    """(key, reason, allowed) of one jsonschema error."""
+    path = [str(p) for p in error.absolute_path]
+    key = ".".join(path) or "(top level)"
+    s = error.schema if isinstance(error.schema, Mapping) else {}
+    if error.validator == "additionalProperties":
+        allowed_keys = list(s.get("properties", {}))
+        unexpected = [k for k in error.instance if k not in allowed_keys]
+        names = ", ".join(".".join([*path, str(k)]) for k in unexpected)
+        where = f" under {key}" if path else ""
+        return names, f"not a setting{where} (a typo?)", ", ".join(allowed_keys)
+    if error.validator == "required":
+        return key, error.message, "see config.yaml for every key, commented"
+    reason = error.message
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # the alternative that got furthest (deepest path, not a mere type mismatch) says why
+        best = max(error.context,
+                   key=lambda e: (e.validator != "type", len(list(e.absolute_path))))
+        reason = f"{_short(error.instance)}: {best.message}"
+    elif not reason.startswith(_short(error.instance)[:10]):
+        reason = f"{_short(error.instance)}: {reason}"
+    allowed = describe(s)
+    if s.get("description"):
+        allowed += f" ({s['description']})"
+    return key, reason, allowed
+
+
+def check_config(config: Mapping[str, Any], schema: Mapping[str, Any] | PathLike,
+                 where: str = "config.yaml and the command line") -> None:
+    """Raise :class:`ConfigError` (key, reason, allowed values; no config dump) if ``config``
+    violates ``schema``."""
+    from jsonschema import Draft202012Validator
+
+    if not isinstance(schema, Mapping):
+        schema = load_schema(schema)
+    errors = sorted(Draft202012Validator(schema).iter_errors(dict(config)),
+                    key=lambda e: [str(p) for p in e.absolute_path])
+    if not errors:
+        return
+    lines = [f"tabbench: invalid configuration ({where}):"]
+    for error in errors[:5]:
+        key, reason, allowed = _problem(error)
+        label = "allowed keys" if error.validator == "additionalProperties" else "allowed"
+        lines += [f"  {key}: {reason}", f"    {label}: {allowed}"]
+    if len(errors) > 5:
+        lines.append(f"  ... and {len(errors) - 5} more")
+    raise ConfigError("\n".join(lines))
+
+
+# --- the folder's settings --------------------------------------------------------------------
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` updated by ``over``, mappings merged key by key (as Snakemake merges --config
+    into config.yaml)."""
+    out = copy.deepcopy(dict(base))
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+@dataclass
+class Settled:
+    """The configuration an invocation runs with (:func:`settle`)."""
+
+    #: resolved (preset keys filled): what the rules use
+    config: dict[str, Any]
+    #: the folder's run_config.yaml as read (None: the folder has none yet)
+    stored: dict[str, Any] | None
+    #: where the folder's settings are (or will be) kept
+    path: str
+    #: lines to show the person running it (what was taken from where)
+    notes: list[str] = field(default_factory=list)
+
+
+def _summary_large_rows(results: PathLike) -> int | None:
+    path = Path(ResultsLayout(results).summary(META))
+    try:
+        value = json.loads(path.read_text()).get("large_rows")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return int(value) if isinstance(value, int | float) else None
+
+
+def _resolve(config: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """:func:`tabbench.presets.resolve_config`, whose registry check (model names and epochs keys
+    the schema cannot list) becomes a :class:`ConfigError` in the same short form."""
+    try:
+        return resolve_config(config)
+    except ValueError as e:
+        raise ConfigError(f"tabbench: invalid configuration ({where}):\n  {e}") from e
+
+
+def settle(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
+           schema: Mapping[str, Any] | PathLike) -> Settled:
+    """The configuration of one invocation (module docstring): ``defaults`` is config.yaml,
+    ``overrides`` what ``--config``/``--configfile`` gave. Raises :class:`ConfigError` for a
+    schema violation or an override that disagrees with the folder's ``run_config.yaml``."""
+    if not isinstance(schema, Mapping):
+        schema = load_schema(schema)
+    defaults = coerce_cli_strings(defaults or {})
+    overrides = coerce_cli_strings(overrides or {})
+    base = deep_merge(defaults, overrides)
+    check_config(base, schema)
+    results = base.get("results_dir") or "results"
+    layout = ResultsLayout(results)
+    try:
+        stored = read_run_config(results)
+    except (OSError, ValueError) as e:  # a hand edit gone wrong
+        raise ConfigError(f"tabbench: cannot read {layout.run_config}: {e}") from e
+
+    if stored is None:
+        cfg = _resolve(base, "config.yaml and the command line")
+        notes = []
+        large = _summary_large_rows(results)
+        if (large is not None and base.get("figures_large_rows") is None
+                and not {"figures_large_rows", "preset"} & set(overrides)
+                and large != cfg["figures_large_rows"]):
+            cfg["figures_large_rows"] = large
+            notes.append(f"tabbench: {results}/ has no {Path(layout.run_config).name}; its "
+                         f"figures keep the 'large' threshold of its last summary ({large} "
+                         "rows)")
+        return Settled(cfg, None, layout.run_config, notes)
+
+    stored = {k: v for k, v in stored.items() if k != "results_dir"}
+    folder = deep_merge(deep_merge(defaults, stored), {"results_dir": results})
+    check_config(folder, schema, where=layout.run_config)
+    reference = _resolve(folder, layout.run_config)
+    candidate = _resolve(deep_merge(folder, overrides), "config.yaml and the command line")
+    differing = [k for k in overrides
+                 if k not in INVOCATION_KEYS and candidate.get(k) != reference.get(k)]
+    if differing:
+        raise ConfigError(_mismatch_message(layout, differing, reference, candidate))
+    ignored = [k for k, v in defaults.items()
+               if k not in overrides and k not in INVOCATION_KEYS and v not in (None, {}, [])
+               and k in stored and v != stored[k]]
+    note = (f"tabbench: using {layout.run_config}, the settings this results folder was "
+            f"produced with (preset {reference['preset']})")
+    if ignored:
+        note += "; config.yaml's " + ", ".join(f"{k}={_short(defaults[k])}" for k in ignored)
+        note += " not used for it"
+    return Settled(candidate, stored, layout.run_config, [note])
+
+
+def _mismatch_message(layout: ResultsLayout, keys: list[str], folder: Mapping[str, Any],
+                      asked: Mapping[str, Any]) -> str:
+    lines = [f"tabbench: this command's --config disagrees with {layout.run_config}, the "
+             f"settings {layout.root}/ was produced with:"]
+    def shown(cfg: Mapping[str, Any], k: str) -> str:
+        return _short(cfg[k]) if k in cfg else "(not set: the code's default)"
+
+    lines += [f"  {k}: folder {shown(folder, k)}, asked {shown(asked, k)}" for k in keys]
+    lines += [
+        "Nothing was run. On this folder, drop those --config values (its settings apply "
+        "without them);",
+        "for another study, give it its own folders (--config results_dir=... data_dir=...);",
+        f"to change this study on purpose, edit {layout.run_config} (Snakemake then reruns "
+        "what the change affects).",
+    ]
+    return "\n".join(lines)
+
+
+def remember(results: PathLike, config: Mapping[str, Any]) -> bool:
+    """Write ``config`` (resolved) as the folder's ``run_config.yaml`` unless it has one;
+    atomic (temp file + hard link, which fails rather than replace a file written meanwhile).
+    True if written."""
+    layout = ResultsLayout(results)
+    target = Path(layout.run_config)
+    if target.exists():
+        return False
+    body = {k: v for k, v in config.items() if k != "results_dir"}
+    try:
+        from importlib.metadata import version
+
+        tb = version("tabbench")
+    except Exception:  # not installed (e.g. run from a source tree)
+        tb = "unknown"
+    stamp = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    header = (
+        "# The settings this results folder was produced with (resolved: preset values filled\n"
+        "# in), written by tabbench when the first Snakemake run started jobs on it.\n"
+        "# On this folder they take config.yaml's place: `snakemake figures`, `report`, a resume\n"
+        "# or a single-dataset rerun use them without repeating --config. A --config that changes\n"
+        "# one of them is refused; these may differ per run:\n"
+        "#   " + ", ".join(sorted(INVOCATION_KEYS)) + ".\n"
+        "# To change this study on purpose, edit this file (Snakemake then reruns what the\n"
+        "# change affects); for another study use another results_dir and data_dir.\n"
+        f"# Written {stamp} by tabbench {tb}.\n"
+    )
+    text = header + yaml.safe_dump(body, sort_keys=False, default_flow_style=None)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # a unique name (not mkstemp: its 0600 mode would make the file unreadable to colleagues)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_text(text)
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links
+            if target.exists():
+                return False
+            os.replace(tmp, target)
+        return True
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class FolderSettings:
+    """What a results folder says about how to read it (for ``tabbench figures --results``)."""
+
+    #: datasets with at least this many rows are "large" (None: the folder does not say)
+    large_rows: int | None
+    #: splits a (model, dataset) must have to be complete (None: inferred from the folder)
+    n_splits: int | None
+    #: the file it came from, or None
+    source: str | None
+
+
+def folder_settings(results: PathLike) -> FolderSettings:
+    """From ``run_config.yaml``, else (a folder from before it existed) the large threshold of
+    the last summary's ``meta.json``."""
+    layout = ResultsLayout(results)
+    stored = read_run_config(results)
+    if stored is not None:
+        try:
+            cfg = resolve_config(stored)
+        except ValueError:  # e.g. a model registered where the folder was made, not here
+            cfg = {**PRESETS.get(stored.get("preset") or "paper", {}),
+                   **{k: v for k, v in stored.items() if v is not None}}
+        large = cfg.get("figures_large_rows")
+        return FolderSettings(None if large is None else int(large),
+                              int(cfg["n_splits"]) if cfg.get("n_splits") else None,
+                              layout.run_config)
+    large = _summary_large_rows(results)
+    return FolderSettings(large, None, layout.summary(META) if large is not None else None)

@@ -1,0 +1,135 @@
+"""tabbench.layout: the paths of every artefact, and the one rule for complete cached results.
+
+The path strings are pinned literally: a results folder written before the layout module
+existed (a multi-hour study) must stay valid, so the layout may not drift by a character.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tabbench.layout import (
+    DataLayout,
+    ResultsLayout,
+    complete_results,
+    failures_path,
+    folder_n_splits,
+    part_dir,
+    read_run_config,
+    runs_file,
+)
+
+
+def test_data_paths_are_the_historical_ones():
+    d = DataLayout("data")
+    assert d.raw("adult") == "data/raw/adult.parquet"
+    assert d.raw_json("adult") == "data/raw/adult.json"
+    assert d.processed("adult") == "data/processed/adult.parquet"
+    assert d.processed_json("adult") == "data/processed/adult.json"
+    assert d.splits("adult") == "data/splits/adult.parquet"
+    assert (d.kept, d.datasets_csv, d.unavailable_csv) == (
+        "data/kept.txt", "data/datasets.csv", "data/unavailable.csv")
+    assert d.log("fetch", "adult") == "data/logs/fetch/adult.log"
+    assert d.log("collect_datasets") == "data/logs/collect_datasets.log"
+    assert d.summary_line == "data/logs/data_summary.txt"
+    assert d.openml_state_dir == "data/logs/openml"
+
+
+def test_results_paths_are_the_historical_ones():
+    r = ResultsLayout("results")
+    assert r.runs("xgboost", "adult", 3) == "results/runs/xgboost/adult/split3.parquet"
+    assert r.failures("xgboost", "adult", 3) == "results/runs/xgboost/adult/split3.failures.json"
+    assert r.part("xgboost", "adult", 3) == "results/runs/xgboost/adult/split3.parquet.part"
+    assert r.selected("mlp", "adult") == "results/selected/mlp/adult.parquet"
+    assert r.summary("summary.parquet") == "results/summary/summary.parquet"
+    assert r.figure("fig5_logloss_large", "png") == "results/figures/fig5_logloss_large.png"
+    assert r.report == "results/report.html"
+    assert r.run_config == "results/run_config.yaml"
+    assert r.log("train", "mlp", "adult", "split0") == "results/logs/train/mlp/adult/split0.log"
+    assert r.log("select", "mlp", "adult") == "results/logs/select/mlp/adult.log"
+    assert r.log("aggregate") == "results/logs/aggregate.log"
+
+
+def test_snakemake_patterns_come_out_of_the_same_functions():
+    """The rules pass wildcards as arguments: the patterns must be the rules' old ones."""
+    r, d = ResultsLayout("results"), DataLayout("data")
+    assert r.runs("{model}", "{dataset}", "{split}") == (
+        "results/runs/{model}/{dataset}/split{split}.parquet")
+    assert r.failures("{model}", "{dataset}", "{split}") == (
+        "results/runs/{model}/{dataset}/split{split}.failures.json")
+    assert r.log("train", "{model}", "{dataset}", "split{split}") == (
+        "results/logs/train/{model}/{dataset}/split{split}.log")
+    assert d.processed("{dataset}") == "data/processed/{dataset}.parquet"
+
+
+def test_sidecars_of_a_runs_file(tmp_path):
+    out = tmp_path / "runs" / "mlp" / "x" / "split1.parquet"
+    assert failures_path(out) == out.with_name("split1.failures.json")
+    assert part_dir(out) == Path(f"{out}.part")
+    assert runs_file(tmp_path / "runs", "mlp", "x", 1) == os.fspath(out)
+    assert ResultsLayout(tmp_path).runs("mlp", "x", 1) == os.fspath(out)
+
+
+def _touch(path: Path, mtime: float | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"a": [1]}).to_parquet(path)
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+@pytest.fixture()
+def folder(tmp_path) -> Path:
+    """A results folder with every kind of (model, dataset)."""
+    r = ResultsLayout(tmp_path)
+    t = time.time() - 100
+    for s in (0, 1):
+        _touch(Path(r.runs("xgboost", "full", s)), t)  # complete, no selection yet
+        _touch(Path(r.runs("mlp", "fresh", s)), t)  # complete, fresh selection
+        _touch(Path(r.runs("mlp", "stale", s)), t + 50)  # complete, selection older
+    _touch(Path(r.selected("mlp", "fresh")), t + 10)
+    _touch(Path(r.selected("mlp", "stale")), t + 10)
+    _touch(Path(r.runs("xgboost", "partial", 0)))  # split 1 missing: a training in progress
+    Path(r.part("xgboost", "partial", 1)).mkdir(parents=True)
+    _touch(Path(r.selected("realmlp", "shipped")))  # a folder shipped without runs/
+    _touch(Path(r.runs("mlp", "redone", 1)))  # runs being redone, a selection from before
+    _touch(Path(r.selected("mlp", "redone")))
+    Path(r.failures("xgboost", "full", 0)).write_text("[]")
+    return tmp_path
+
+
+def test_complete_results_is_one_rule(folder):
+    got = {(c.model, c.dataset): c for c in complete_results(folder)}
+    assert sorted(got) == [("mlp", "fresh"), ("mlp", "redone"), ("mlp", "stale"),
+                           ("realmlp", "shipped"), ("xgboost", "full")]
+    assert ("xgboost", "partial") not in got  # some splits only: neither trained nor shown
+    assert [p.name for p in got["xgboost", "full"].runs] == ["split0.parquet", "split1.parquet"]
+    assert not got["xgboost", "full"].selected_is_fresh()
+    assert got["mlp", "fresh"].selected_is_fresh()
+    assert not got["mlp", "stale"].selected_is_fresh()  # recomputed from its runs
+    # a selected file whose runs are not all there is used as it is
+    assert got["mlp", "redone"].runs == [] and got["mlp", "redone"].selected_is_fresh()
+    assert got["realmlp", "shipped"].runs == [] and got["realmlp", "shipped"].selected_is_fresh()
+
+
+def test_splits_required_come_from_run_config_else_the_folder(folder):
+    assert folder_n_splits(folder) == 2  # the most splits any pair has
+    Path(ResultsLayout(folder).run_config).write_text("preset: demo\nn_splits: 3\n")
+    assert read_run_config(folder) == {"preset": "demo", "n_splits": 3}
+    assert folder_n_splits(folder) == 3
+    got = {(c.model, c.dataset) for c in complete_results(folder)}
+    # with 3 splits required only the selected files are complete
+    assert got == {("mlp", "fresh"), ("mlp", "redone"), ("mlp", "stale"), ("realmlp", "shipped")}
+    assert {(c.model, c.dataset) for c in complete_results(folder, n_splits=1)} >= {
+        ("xgboost", "partial"), ("xgboost", "full")}
+
+
+def test_empty_or_absent_folder(tmp_path):
+    assert complete_results(tmp_path / "nothing") == []
+    assert folder_n_splits(tmp_path / "nothing") is None
+    assert read_run_config(tmp_path / "nothing") is None

@@ -1,0 +1,205 @@
+"""tabbench.run_config: short validation errors, and the settings a results folder remembers.
+
+`settle(defaults, overrides, schema)` is what the workflow runs at parse time with config.yaml
+and the --config/--configfile values; these tests call it the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tabbench.data.manifest import known_names, unknown_dataset_message, ye2024_manifest
+from tabbench.layout import ResultsLayout, read_run_config
+from tabbench.run_config import (
+    INVOCATION_KEYS,
+    ConfigError,
+    check_config,
+    folder_settings,
+    remember,
+    settle,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+
+
+def _defaults(results: Path) -> dict:
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    return {**cfg, "results_dir": str(results), "data_dir": str(results.parent / "data")}
+
+
+def _error(config: dict) -> str:
+    with pytest.raises(ConfigError) as e:
+        check_config(config, SCHEMA)
+    return str(e.value)
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+def test_typo_names_the_key_and_the_allowed_keys_without_the_config():
+    cfg = {**yaml.safe_load((ROOT / "config.yaml").read_text()), "n_split": 2}
+    msg = _error(cfg)
+    lines = msg.splitlines()
+    assert len(lines) == 3, msg
+    assert lines[1] == "  n_split: not a setting (a typo?)"
+    assert lines[2].startswith("    allowed keys: preset, suite, sources,") and "n_splits" in msg
+    assert "results_dir': 'results'" not in msg and "openml_cache_dir:" not in msg
+
+
+@pytest.mark.parametrize(("change", "key", "reason", "allowed"), [
+    ({"n_splits": 0}, "n_splits", "0 is less than the minimum of 1",
+     "an integer from 1 to 100 or null"),
+    ({"device": "gpu"}, "device", "'gpu' is not one of ['cpu', 'cuda']", "one of cpu, cuda"),
+    ({"models": []}, "models", "[] should be non-empty", "null or a list of (a string)"),
+    ({"mlp_max_one_hot_levels": "abc"}, "mlp_max_one_hot_levels",
+     "'abc' is not of type 'integer', 'null'", "an integer >= 2 or null"),
+    ({"epochs": {"mlp": 0}}, "epochs.mlp", "0 is less than the minimum of 1", "an integer >= 1"),
+])
+def test_bad_value_names_key_reason_and_allowed_values(change, key, reason, allowed):
+    cfg = {**yaml.safe_load((ROOT / "config.yaml").read_text()), **change}
+    msg = _error(cfg)
+    first, why, what = msg.splitlines()[-3:]
+    assert first.startswith("tabbench: invalid configuration"), msg
+    assert why.startswith(f"  {key}: ") and reason in why, msg
+    assert allowed in what, msg
+
+
+@pytest.mark.parametrize(("override", "says"), [
+    ({"models": ["xgboost", "catboost"]}, "config key 'models': unknown model 'catboost'"),
+    ({"epochs": {"mlp": 8, "lgbm": 3}}, "config key 'epochs': unknown key 'lgbm'"),
+])
+def test_unregistered_names_are_short_errors_too(tmp_path, override, says):
+    """Names the schema cannot list (the registries' models and epochs keys) are checked when
+    the config is resolved; the error has the same short form."""
+    with pytest.raises(ConfigError) as e:
+        settle(_defaults(tmp_path / "results"), override, SCHEMA)
+    first, why = str(e.value).splitlines()
+    assert first.startswith("tabbench: invalid configuration") and why.startswith(f"  {says}")
+
+
+def test_shipped_config_is_valid():
+    check_config(yaml.safe_load((ROOT / "config.yaml").read_text()), SCHEMA)
+
+
+# --- the folder's settings -----------------------------------------------------------------
+
+
+def test_a_new_folder_takes_this_invocations_settings(tmp_path):
+    res = settle(_defaults(tmp_path / "results"), {"preset": "demo"}, SCHEMA)
+    assert res.stored is None and res.notes == []
+    assert res.config["preset"] == "demo" and res.config["n_splits"] == 2
+    assert res.config["figures_large_rows"] == 3000
+
+
+def test_folder_settings_replace_config_yaml_without_repeating_config(tmp_path):
+    results = tmp_path / "results"
+    first = settle(_defaults(results), {"preset": "demo", "n_configs": 3}, SCHEMA)
+    assert remember(results, first.config)
+    later = settle(_defaults(results), {}, SCHEMA)  # e.g. `snakemake figures`, no --config
+    assert later.config == first.config
+    assert later.stored is not None
+    assert "preset demo" in later.notes[0] and "config.yaml's preset='paper'" in later.notes[0]
+    same = settle(_defaults(results), {"preset": "demo", "n_configs": 3}, SCHEMA)
+    assert same.config == first.config
+
+
+def test_a_config_that_disagrees_with_the_folder_is_refused_naming_keys(tmp_path):
+    results = tmp_path / "results"
+    remember(results, settle(_defaults(results), {"preset": "demo"}, SCHEMA).config)
+    with pytest.raises(ConfigError) as e:
+        settle(_defaults(results), {"preset": "paper", "n_splits": 5, "seed": 0}, SCHEMA)
+    msg = str(e.value)
+    assert "preset: folder 'demo', asked 'paper'" in msg
+    assert "n_splits: folder 2, asked 5" in msg
+    assert "seed" not in msg.split("Nothing was run")[0]  # the same value: not a difference
+    assert f"edit {ResultsLayout(results).run_config}" in msg
+    with pytest.raises(ConfigError, match=r"epochs: folder"):
+        settle(_defaults(results), {"epochs": {"mlp": 8}}, SCHEMA)
+
+
+def test_invocation_keys_may_change_without_touching_the_study(tmp_path):
+    results = tmp_path / "results"
+    remember(results, settle(_defaults(results), {"preset": "smoke", "device": "cuda"},
+                             SCHEMA).config)
+    res = settle(_defaults(results), {"train_threads": 4, "gpu_claim_timeout": 5,
+                                      "figures_large_rows": 100}, SCHEMA)
+    assert res.config["train_threads"] == 4 and res.config["figures_large_rows"] == 100
+    assert res.config["device"] == "cuda"  # the folder's, though config.yaml says cpu
+    assert {"train_threads", "gpu_claim_timeout", "results_dir"} <= INVOCATION_KEYS
+    with pytest.raises(ConfigError, match="device: folder 'cuda', asked 'cpu'"):
+        settle(_defaults(results), {"device": "cpu"}, SCHEMA)
+
+
+def test_an_edited_run_config_is_the_way_to_change_a_study(tmp_path):
+    results = tmp_path / "results"
+    remember(results, settle(_defaults(results), {"preset": "smoke"}, SCHEMA).config)
+    path = Path(ResultsLayout(results).run_config)
+    path.write_text(path.read_text().replace("n_configs: 1", "n_configs: 4"))
+    assert settle(_defaults(results), {}, SCHEMA).config["n_configs"] == 4
+    path.write_text(path.read_text() + "n_split: 3\n")
+    with pytest.raises(ConfigError, match=r"(?s)run_config.yaml.*n_split: not a setting"):
+        settle(_defaults(results), {}, SCHEMA)
+
+
+def test_a_folder_from_before_run_config_keeps_its_summarys_large_threshold(tmp_path):
+    results = tmp_path / "results"
+    meta = Path(ResultsLayout(results).summary("meta.json"))
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps({"large_rows": 3000}))
+    res = settle(_defaults(results), {}, SCHEMA)
+    assert res.stored is None and res.config["figures_large_rows"] == 3000 and res.notes
+    assert settle(_defaults(results), {"preset": "smoke"}, SCHEMA).config[
+        "figures_large_rows"] == 1500
+    assert folder_settings(results).large_rows == 3000
+
+
+def test_remember_writes_once_atomically_and_never_over_a_file(tmp_path):
+    results = tmp_path / "results"
+    cfg = settle(_defaults(results), {"preset": "smoke"}, SCHEMA).config
+    outcomes = []
+    threads = [threading.Thread(target=lambda: outcomes.append(remember(results, cfg)))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == [False] * 7 + [True]
+    stored = read_run_config(results)
+    assert stored == {k: v for k, v in cfg.items() if k != "results_dir"}
+    assert not remember(results, {**cfg, "preset": "paper"})
+    assert read_run_config(results)["preset"] == "smoke"
+    assert [p.name for p in results.iterdir()] == ["run_config.yaml"]  # no temp file left
+
+
+def test_folder_settings_read_run_config(tmp_path):
+    results = tmp_path / "results"
+    assert folder_settings(results).large_rows is None
+    remember(results, settle(_defaults(results), {"preset": "demo"}, SCHEMA).config)
+    fs = folder_settings(results)
+    assert (fs.large_rows, fs.n_splits) == (3000, 2)
+    assert fs.source.endswith("run_config.yaml")
+
+
+# --- dataset names -------------------------------------------------------------------------
+
+
+def test_known_names_per_source(tmp_path):
+    demo = ROOT / "data" / "demo"
+    bundled = known_names(["bundled"], demo)
+    assert "adult" in bundled and "nosuchdata" not in bundled and len(bundled) == 20
+    openml = known_names(["openml"], demo)
+    ye = ye2024_manifest()
+    assert set(ye.loc[ye["openml_id"].notna(), "name"]) <= set(openml)
+    assert "electricity" in openml and len(openml) < len(ye)  # 26 have no OpenML id
+    (tmp_path / "talent" / "data" / "mine").mkdir(parents=True)
+    (tmp_path / "talent" / "data" / "mine" / "info.json").write_text("{}")
+    assert known_names(["talent"], demo, tmp_path / "talent") == ["mine"]
+    assert known_names(["talent"], demo, None) == []
+    msg = unknown_dataset_message("nosuchdata", bundled, ["bundled"])
+    assert "unknown dataset 'nosuchdata'" in msg and "adult" in msg and "kc1" in msg

@@ -1,0 +1,218 @@
+"""Figures and reports from a results folder, whatever config produced it (issue 15).
+
+A real run of the smoke preset (`snakemake --cores 2 --config preset=smoke`) in a temporary copy
+of the workflow; afterwards, with no --config repeated:
+
+- `snakemake figures -n` and `snakemake report -n` plan no train, fetch, filter or split job
+  (before results/run_config.yaml they planned the paper preset's whole study);
+- not even when the data is newer than the runs, which makes a study run retrain;
+- `tabbench figures --results` gives the same summary numbers as `snakemake figures` (it used
+  the paper's 10K "large" threshold on any folder);
+- a --config that disagrees with the folder's settings is refused naming the keys, and
+  nothing runs;
+- a single-dataset rerun rebuilds that dataset's runs and selection and nothing else.
+
+And after a run interrupted by SIGINT (as Ctrl-C sends it) the same holds before and after the
+run is resumed with the bare `snakemake --cores 2`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from workspace import Workspace, job_stats
+
+DATA_JOBS = ("train", "fetch_dataset", "filter_dataset", "split_dataset", "collect_datasets")
+
+
+def _text(res: subprocess.CompletedProcess) -> str:
+    return res.stdout + res.stderr
+
+
+def _planned(ws: Workspace, *args: str) -> dict[str, int]:
+    res = ws.snakemake("--cores", "1", "-n", *args)
+    assert res.returncode == 0, _text(res)[-3000:]
+    return job_stats(_text(res))
+
+
+def _assert_no_data_or_training(ws: Workspace) -> None:
+    for target in ("figures", "report"):
+        stats = _planned(ws, target)
+        assert not set(stats) & set(DATA_JOBS), (target, stats)
+
+
+def _mtimes(root: Path, *folders: str) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns
+            for f in folders for p in (root / f).rglob("*") if p.is_file()}
+
+
+@contextlib.contextmanager
+def _restored(ws: Workspace, tmp: Path) -> Iterator[Workspace]:
+    """Let a test change the shared workspace in place and put it back afterwards (a copy
+    elsewhere would not do: the fetch rule's params hold the absolute path of data/demo, so a
+    moved project refetches)."""
+    backup = tmp / "backup"
+    shutil.copytree(ws.root, backup, symlinks=True)
+    try:
+        yield ws
+    finally:
+        shutil.rmtree(ws.root)
+        shutil.move(backup, ws.root)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory) -> Workspace:
+    ws = Workspace(tmp_path_factory.mktemp("smoke") / "wf", demo=("segment", "kc1"))
+    res = ws.snakemake("--cores", "2", "--config", "preset=smoke")
+    assert res.returncode == 0, _text(res)[-3000:]
+    assert (ws.root / "results" / "run_config.yaml").is_file()
+    return ws
+
+
+def test_figures_and_report_plan_no_data_or_training_job(smoke):
+    _assert_no_data_or_training(smoke)
+    res = smoke.snakemake("--cores", "1", "-n", "figures")
+    # the folder's settings, and config.yaml's differing preset named as not used
+    assert "using results/run_config.yaml" in _text(res)
+    assert "config.yaml's preset='paper' not used" in _text(res)
+    assert "Nothing to be done" in _text(res), _text(res)[-3000:]
+
+
+def test_figures_never_train_even_where_a_study_run_would(smoke, tmp_path):
+    with _restored(smoke, tmp_path) as ws:
+        processed = ws.root / "data" / "processed" / "kc1.parquet"
+        pd.read_parquet(processed).iloc[:-1].to_parquet(processed)  # the data changed
+        models = yaml.safe_load((ws.root / "results" / "run_config.yaml").read_text())["models"]
+        assert _planned(ws).get("train") == len(models)  # the study: retrain on the new data
+        _assert_no_data_or_training(ws)
+        before = _mtimes(ws.root, "results/runs", "data")
+        res = ws.snakemake("--cores", "1", "figures")
+        assert res.returncode == 0, _text(res)[-3000:]
+        assert _mtimes(ws.root, "results/runs", "data") == before
+
+
+def test_tabbench_figures_equals_snakemake_figures(smoke, tmp_path):
+    out = tmp_path / "out"
+    res = subprocess.run([str(smoke.root / "bin" / "tabbench"), "figures", "--results",
+                          "results", "--out", str(out), "--jobs", "1"],
+                         cwd=smoke.root, env=smoke.env, capture_output=True, text=True)
+    assert res.returncode == 0, _text(res)[-3000:]
+    ours, theirs = out / "summary", smoke.root / "results" / "summary"
+    for name in ("summary.parquet", "relative.parquet", "dataset_means.parquet",
+                 "best_epochs_summary.parquet"):
+        pd.testing.assert_frame_equal(pd.read_parquet(ours / name), pd.read_parquet(theirs / name),
+                                      obj=name)
+    meta = {k: pd.read_json(d / "meta.json", typ="series") for k, d in (("a", ours),
+                                                                         ("b", theirs))}
+    for key in ("large_rows", "n_datasets", "n_large_datasets", "models"):
+        assert meta["a"][key] == meta["b"][key], key
+    assert meta["a"]["large_rows"] == 1500 and meta["a"]["n_large_datasets"] == 2
+    summary = pd.read_parquet(ours / "summary.parquet")
+    assert (summary["subset"] == "large").any()  # Fig. 5 is not empty
+
+
+def test_a_config_that_disagrees_with_the_folder_is_refused(smoke):
+    before = _mtimes(smoke.root, "results", "data")
+    for args in (["figures", "-n"], []):
+        res = smoke.snakemake("--cores", "1", *args, "--config", "preset=demo", "n_splits=2",
+                              "seed=0")
+        text = _text(res)
+        assert res.returncode != 0, text[-3000:]
+        tail = "\n".join(text.strip().splitlines()[-6:])
+        assert "preset: folder 'smoke', asked 'demo'" in tail, text[-3000:]
+        assert "n_splits: folder 1, asked 2" in tail, text[-3000:]
+        assert "seed:" not in tail  # the folder's value: no difference
+        assert "Job stats" not in text
+    assert _mtimes(smoke.root, "results", "data") == before
+
+
+def test_single_dataset_rerun_rebuilds_only_its_own_files(smoke, tmp_path):
+    target = "results/selected/xgboost/kc1.parquet"
+    own = {target, "results/runs/xgboost/kc1/split0.parquet",
+           "results/runs/xgboost/kc1/split0.failures.json",
+           "results/logs/train/xgboost/kc1/split0.log", "results/logs/select/xgboost/kc1.log"}
+    with _restored(smoke, tmp_path) as ws:
+        before = _mtimes(ws.root, "results", "data")
+        res = ws.snakemake("--cores", "2", target, "--forcerun", "train")  # the README's
+        assert res.returncode == 0, _text(res)[-3000:]
+        after = _mtimes(ws.root, "results", "data")
+        changed = {k for k in after if after[k] != before.get(k)}
+        assert changed == own, sorted(changed ^ own)
+
+
+# --- after a SIGINT ---------------------------------------------------------------------------
+
+EXTRA = "epochs: {mlp: 30, xgboost_default: 30, xgboost_tuned: 40}\n"
+
+
+def _finished_train_jobs(log: str) -> int:
+    return len(re.findall(r"Finished jobid: \d+ \(Rule: train\)", log))
+
+
+def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
+    ws = Workspace(tmp_path / "wf", demo=("kc1",))
+    (ws.root / "extra.yaml").write_text(EXTRA)
+    log = tmp_path / "run.log"
+    proc = ws.popen(["--cores", "2", "--configfile", "extra.yaml", "--config", "preset=smoke",
+                     "suite=[kc1]", "models=[xgboost,mlp]", "n_configs=3"], log)
+    runs = ws.root / "results" / "runs"
+    deadline = time.monotonic() + 300
+    try:
+        while True:  # one train job finished, another one mid-way
+            assert proc.poll() is None, "finished before the interrupt:\n" + log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "timed out waiting to interrupt"
+            mid_way = [p for p in runs.glob("*/*/split*.parquet.part")
+                       if not Path(str(p).removesuffix(".part")).exists()]
+            if _finished_train_jobs(log.read_text()) and mid_way:
+                break
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's process group
+        proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        proc.log_file.close()
+    assert proc.returncode != 0
+    _assert_no_data_or_training(ws)  # before resuming
+
+    res = ws.snakemake("--cores", "2")  # resumed: the folder's settings, no --config
+    assert res.returncode == 0, _text(res)[-3000:]
+    assert "using results/run_config.yaml" in _text(res)
+    for model in ("xgboost", "mlp"):
+        assert (runs / model / "kc1" / "split0.parquet").is_file()
+    _assert_no_data_or_training(ws)
+
+
+def test_a_folder_from_before_run_config_gets_one_from_its_next_training(smoke, tmp_path):
+    with _restored(smoke, tmp_path) as ws:
+        stored = ws.root / "results" / "run_config.yaml"
+        stored.unlink()
+        _assert_no_data_or_training(ws)  # read what is cached, without it
+        res = ws.snakemake("--cores", "1", "figures", "--forcerun", "aggregate")
+        assert res.returncode == 0, _text(res)[-3000:]
+        assert "keep the 'large' threshold of its last summary (1500 rows)" in _text(res)
+        assert not stored.exists()  # drawing figures says nothing about how it was trained
+        res = ws.snakemake("--cores", "2", "results/selected/xgboost/kc1.parquet",
+                           "--forcerun", "train", "--config", "preset=smoke")
+        assert res.returncode == 0, _text(res)[-3000:]
+        assert yaml.safe_load(stored.read_text())["preset"] == "smoke"
+
+
+def test_figures_on_a_folder_without_results_say_so(tmp_path):
+    ws = Workspace(tmp_path / "wf")
+    res = ws.snakemake("--cores", "1", "-n", "figures")
+    assert res.returncode != 0
+    assert "results/ holds no complete results to draw figures from" in _text(res)
+    assert "Job stats" not in _text(res) and not (ws.root / "results").exists()
