@@ -10,7 +10,8 @@ Run on a GPU machine::
     PYTHONPATH=src python benchmarks/realmlp_gpu_timing.py --data-dir data/demo
 
 On CPU the same code path can be smoke-tested with ``--device cpu --epochs 2``. The dataset is
-split 64/16/20 like split 0 of the pipeline (docs/design.md §3); datasets over ``--max-rows`` rows are
+split 64/16/20 like split 0 of the pipeline (docs/design.md §3); datasets over ``--max-rows``
+rows are
 subsampled (default 100,000, the paper's cap, so the largest bundled dataset, adult, is used
 whole).
 """

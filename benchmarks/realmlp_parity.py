@@ -129,8 +129,8 @@ def run_ours(data: SplitData, seed: int, epochs: int, threads: int) -> Result:
 
 def reference_classifier(seed: int, epochs: int, threads: int, ls_eps: float = 0.0):
     """pytabkit's RealMLP-TD as we compare against it: validation by cross-entropy, label
-    smoothing off unless ``ls_eps`` > 0 (pytabkit's TD default is 0.1; docs/design.md §5 turns it off),
-    on the CPU."""
+    smoothing off unless ``ls_eps`` > 0 (pytabkit's TD default is 0.1; docs/design.md §5 turns it
+    off), on the CPU."""
     from pytabkit import RealMLP_TD_Classifier
 
     return RealMLP_TD_Classifier(

@@ -2,7 +2,8 @@
 
 Why this exists: Snakemake counts a `gpu` resource (`--resources gpu=4` caps how many jobs that
 declare `gpu=1` run at once) but, when it runs jobs locally, it does not tell a job *which* GPU
-to use (docs/design.md §9). Without coordination every job would pick `cuda:0`. So each NN job claims a
+to use (docs/design.md §9). Without coordination every job would pick `cuda:0`. So each NN job
+claims a
 free device itself: one lock file per device in a shared lock directory, taken with an exclusive,
 non-blocking `fcntl.flock`. The kernel drops a flock when its file descriptor is closed, including
 when the process dies (SIGKILL, OOM kill), so a crashed job can never leave a GPU "taken".

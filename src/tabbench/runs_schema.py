@@ -15,8 +15,8 @@ from then on.
 
 from __future__ import annotations
 
-#: Test metrics (docs/design.md §4); stored as ``test_<m>`` (raw) and ``test_<m>_ts`` (after TS fit on
-#: the validation logits of the same epoch, with Laplace smoothing).
+#: Test metrics (docs/design.md §4); stored as ``test_<m>`` (raw) and ``test_<m>_ts`` (after TS
+#: fit on the validation logits of the same epoch, with Laplace smoothing).
 TEST_METRIC_IDS: tuple[str, ...] = ("logloss", "brier", "error", "auroc", "ece")
 
 KEY_COLUMNS: tuple[str, ...] = ("model", "dataset", "split", "config", "epoch")

@@ -2,7 +2,8 @@
 typed, validated record.
 
 Field names follow pytabkit's where one exists, so a config can be read side by side with the
-reference. Defaults are RealMLP-TD for classification except label smoothing, which docs/design.md §5
+reference. Defaults are RealMLP-TD for classification except label smoothing, which
+docs/design.md §5
 switches off (``ls_eps = 0``) because the paper studies calibration-sensitive stopping metrics.
 Every field is JSON-serialisable; :func:`tabbench.search.realmlp` fills them all, so the
 ``params`` column of the records describes a run completely.

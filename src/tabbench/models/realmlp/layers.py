@@ -1,4 +1,5 @@
-"""Building blocks of the RealMLP network (Holzmüller et al. 2024, §3 and App. A; docs/design.md §10).
+"""Building blocks of the RealMLP network (Holzmüller et al. 2024, §3 and App. A;
+docs/design.md §10).
 
 * :class:`NTKLinear` — ``y = x·W/√fan_in + b``. The 1/√fan_in lives in the forward pass (NTK
   parametrisation), so W is O(1) and Adam's steps, which are O(lr) per entry regardless of scale,
