@@ -96,6 +96,25 @@ def test_box_figures_show_the_relative_table_and_the_summary_statistics(drawn, s
             assert b[q] == pytest.approx(float(s[q].iloc[0]), rel=1e-9, abs=1e-12), (b, q)
 
 
+def test_side_by_side_panels_show_every_point_of_both_regimes(tmp_path):
+    """Fig. 5's panels share their y axis: the default panel's −14 % must stay inside the
+    limits even though the tuned panel (drawn last) only reaches −3 %."""
+    from tabbench.plots.boxes import fig5
+
+    rows = []
+    for regime, values in (("default", [-14.0, -9.0, 2.0]), ("tuned", [-3.0, 0.5, 1.0])):
+        for i, v in enumerate(values):
+            for method in ("Logloss", "Logloss+TS", "TS-Ref.+TS", "Accuracy+TS"):
+                rows.append({"model": "xgboost", "regime": regime, "metric": "logloss",
+                             "method": method, "dataset": f"d{i}", "large": True,
+                             "rel_diff": 0.0 if method == "Logloss+TS" else v})
+    summary = {"relative": pd.DataFrame(rows), "meta": {"large_rows": 10_000}}
+    out = fig5(summary, tmp_path)
+    for b in out["boxes"]:
+        lo, hi = out["ylims"][b["regime"]]
+        assert all(lo <= v <= hi for v in b["values"]), (b["regime"], b["values"], (lo, hi))
+
+
 def test_best_epoch_figure_matches_tables(drawn):
     summary, figs, _ = drawn
     table, stats = summary["best_epochs"], summary["best_epochs_summary"]

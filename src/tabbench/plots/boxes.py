@@ -152,7 +152,9 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
             for b in boxes:
                 b["regime"] = regime
             drawn += boxes
-            symlog_percent_axis(ax, data["rel_diff"])
+            # side by side the panels share their y axis: its limits must cover both panels'
+            # data (the last panel's limits would apply to the first too)
+            symlog_percent_axis(ax, data["rel_diff"] if many else sub["rel_diff"])
             ax.axhline(0, color="0.5", lw=0.8, ls="--", zorder=0)
             if many:
                 ax.set_xticklabels(methods, rotation=25, ha="right")
@@ -165,8 +167,9 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
         if models and not sub.empty:
             _model_legend(fig, models, models)
         fig.tight_layout(rect=(0, 0.05, 1, 1))
+        ylims = {regime: tuple(ax.get_ylim()) for ax, regime in zip(axes, regimes, strict=False)}
         files = save(fig, out_dir, stem)
-    return {"files": files, "boxes": drawn, "n_datasets": n}
+    return {"files": files, "boxes": drawn, "n_datasets": n, "ylims": ylims}
 
 
 def fig5(summary: dict, out_dir: str | Path) -> dict:
