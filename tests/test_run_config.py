@@ -203,3 +203,30 @@ def test_known_names_per_source(tmp_path):
     assert known_names(["talent"], demo, None) == []
     msg = unknown_dataset_message("nosuchdata", bundled, ["bundled"])
     assert "unknown dataset 'nosuchdata'" in msg and "adult" in msg and "kc1" in msg
+
+
+def test_an_installed_models_trainer_option_is_a_setting_checked_by_the_option(site, tmp_path):
+    """The toy model's registration declares the option ``scale``: ``toymodel_scale`` is then a
+    config key like ``mlp_max_one_hot_levels``, with the option's own check, and only for a
+    registered model (a typo is still refused)."""
+    from fixtures.plugin_dists import MODEL_NAME, write_model_plugin
+
+    from tabbench.models import registry as models_registry
+
+    write_model_plugin(site)
+    models_registry.reload_registry()
+    key = f"{MODEL_NAME}_scale"
+    res = settle(_defaults(tmp_path / "a"), {key: 2.5, "models": ["xgboost", MODEL_NAME]},
+                 SCHEMA)
+    assert res.config[key] == 2.5
+    # as `--config toymodel_scale=2.5` gives it: text, read as YAML like the CLI flag
+    assert settle(_defaults(tmp_path / "b"), {key: "2.5"}, SCHEMA).config[key] == "2.5"
+    with pytest.raises(ConfigError, match=rf"'{key}': scale must be a positive number"):
+        settle(_defaults(tmp_path / "c"), {key: -1}, SCHEMA)
+    with pytest.raises(ConfigError, match="not a setting"):
+        settle(_defaults(tmp_path / "d"), {f"{MODEL_NAME}_scal": 1}, SCHEMA)
+
+
+def test_a_trainer_option_of_no_installed_model_is_not_a_setting(tmp_path):
+    with pytest.raises(ConfigError, match="not a setting"):
+        settle(_defaults(tmp_path / "results"), {"toymodel_scale": 2.5}, SCHEMA)

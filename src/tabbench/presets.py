@@ -163,6 +163,22 @@ def check_registered_names(config: Mapping[str, Any]) -> None:
         if key not in keys:
             raise ValueError(f"config key 'epochs': unknown key {key!r}; the registered "
                              f"models' epochs keys are {', '.join(keys)} {where}")
+    for key, option in trainer_option_keys().items():
+        if config.get(key) is not None:
+            try:
+                option.parse(config[key])
+            except ValueError as e:
+                raise ValueError(f"config key {key!r}: {e}") from None
+
+
+def trainer_option_keys() -> dict[str, Any]:
+    """Config key ``<model>_<option>`` -> :class:`~tabbench.models.registry.TrainerOption` of
+    every registered model (e.g. ``mlp_max_one_hot_levels``): the keys a model's registration
+    adds to the configuration, which the schema cannot list for installed packages."""
+    from tabbench.models.registry import get_models
+
+    return {option.config_key(name): option
+            for name, spec in get_models().items() for option in spec.options}
 
 
 def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:

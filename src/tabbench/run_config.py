@@ -154,6 +154,21 @@ def _problem(error: Any) -> tuple[str, str, str]:
     return key, reason, allowed
 
 
+def with_trainer_options(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` plus a property for every registered model's trainer option
+    (``<model>_<option>``) that it does not list: an installed model's options are settings
+    like the built-ins', set in config.yaml or with ``--config``. Their values are checked by
+    the option itself (:func:`tabbench.presets.check_registered_names`), not by the schema."""
+    from tabbench.presets import trainer_option_keys
+
+    out = dict(schema)
+    props = dict(out.get("properties") or {})
+    for key, option in trainer_option_keys().items():
+        props.setdefault(key, {"description": option.help or f"trainer option {key}"})
+    out["properties"] = props
+    return out
+
+
 def check_config(config: Mapping[str, Any], schema: Mapping[str, Any] | PathLike,
                  where: str = "config.yaml and the command line") -> None:
     """Raise :class:`ConfigError` (key, reason, allowed values; no config dump) if ``config``
@@ -162,6 +177,7 @@ def check_config(config: Mapping[str, Any], schema: Mapping[str, Any] | PathLike
 
     if not isinstance(schema, Mapping):
         schema = load_schema(schema)
+    schema = with_trainer_options(schema)
     errors = sorted(Draft202012Validator(schema).iter_errors(dict(config)),
                     key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:

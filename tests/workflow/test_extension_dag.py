@@ -5,7 +5,7 @@ on sys.path), change what ``snakemake --config preset=smoke`` produces — no ta
 
 The metric must be a ``val_<id>`` column of every runs file, a method of the summary with its
 label and part of the report's captions; the model must train with the epochs its registration
-gives (the smoke preset does not know it).
+gives (the smoke preset does not know it), and take its own trainer option from the config.
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ def test_smoke_dag_records_selects_and_reports_an_installed_metric_and_model(tmp
     write_metric_plugin(site)
     write_model_plugin(site)
     ws.env["PYTHONPATH"] = os.pathsep.join([str(site), ws.env["PYTHONPATH"]])
+    # the model's own trainer option, set like a built-in one (config key <model>_<option>)
     res = ws.snakemake("--cores", "2", "--config", "preset=smoke",
-                       f"models=[xgboost,mlp,{MODEL_NAME}]", timeout=900)
+                       f"models=[xgboost,mlp,{MODEL_NAME}]", f"{MODEL_NAME}_scale=2.5",
+                       timeout=900)
     text = res.stdout + res.stderr
     assert res.returncode == 0, text[-4000:]
 
@@ -47,6 +49,9 @@ def test_smoke_dag_records_selects_and_reports_an_installed_metric_and_model(tmp
         assert df[val_column(METRIC_ID)].notna().all(), path
         assert list(df.columns).index(val_column(METRIC_ID)) == list(df.columns).index(
             val_column("ir_ref")) + 1
+    for ds in ("segment", "kc1"):  # the option reached the trainer (its log lists it)
+        log = results / "logs" / "train" / MODEL_NAME / ds / "split0.log"
+        assert " scale=2.5" in log.read_text(), log.read_text()[-2000:]
     toy = pd.read_parquet(runs[[p.parent.parent.name for p in runs].index(MODEL_NAME)])
     assert toy.groupby("config").size().to_dict() == {0: MODEL_EPOCHS, 1: MODEL_EPOCHS}
 

@@ -8,9 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import yaml
-
-from tabbench.cli.args import boolean, field_default, is_null, optional_str
+from tabbench.cli.args import boolean, field_default, optional_str
 from tabbench.gpu import DEFAULT_TIMEOUT_S
 from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
@@ -31,9 +29,8 @@ def option_value_type(option: TrainerOption) -> Callable[[str], Any]:
     (``1000`` is an int), then the option's own check."""
 
     def parse(text: str) -> Any:
-        value = None if is_null(text) else yaml.safe_load(text)
         try:
-            return option.check(value)
+            return option.parse(text)
         except ValueError as err:
             raise argparse.ArgumentTypeError(str(err)) from None
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any
 
+import yaml
+
 from tabbench.plugins import check_id, load_object, load_registrations
 
 #: the entry-point group of models
@@ -64,6 +66,16 @@ class TrainerOption:
     def cli_text(value: Any) -> str:
         """How a value is written after the CLI flag (None as ``none``, a null spelling)."""
         return "none" if value is None else str(value)
+
+    def parse(self, value: Any) -> Any:
+        """The option's value from config.yaml, ``--config`` or the CLI flag: text is read as a
+        YAML scalar (``1000`` is an int, a null spelling is None, as everywhere in the config),
+        then :attr:`check` decides. Raises ValueError saying what is allowed."""
+        if isinstance(value, str):
+            from tabbench.cli.args import is_null
+
+            value = None if is_null(value) else yaml.safe_load(value)
+        return self.check(value)
 
 
 @dataclass(frozen=True)
