@@ -26,7 +26,8 @@ from tabbench.replay import (
 from tabbench.select import read_records, select_table
 from tabbench.train_job import run_train_job
 
-EPOCHS = {"xgboost_default": 7, "xgboost_tuned": 9, "mlp": 5, "realmlp": 4, "fake": 12}
+EPOCHS = {"xgboost_default": 7, "xgboost_tuned": 9, "mlp": 5, "realmlp": 4, "fake": 12,
+          "lightgbm_default": 7, "lightgbm_tuned": 9}
 
 
 def write_dataset(folder, n=700, n_classes=3, seed=0):
@@ -240,7 +241,7 @@ def test_wrong_seed_fails_the_self_check(fake_runs, dataset, tmp_path):
                trainer_factory=fake_factory())
 
 
-@pytest.mark.parametrize("model", ["xgboost", "mlp", "realmlp"])
+@pytest.mark.parametrize("model", ["xgboost", "lightgbm", "mlp", "realmlp"])
 def test_real_trainers_replay_their_records(model, dataset, tmp_path):
     processed, splits = dataset
     runs = tmp_path / "runs.parquet"
@@ -272,6 +273,27 @@ def test_xgboost_logits_at_equal_the_recorded_rounds(dataset):
     for r in (2, 9):
         np.testing.assert_allclose(got[r][0], val[r - 1], rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(got[r][1], test[r - 1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+# min_data_in_leaf 300 of 448 training rows: no split is possible, so after round 1 the rounds
+# add no tree (the model stays at 1 iteration), a case the recorder handles on its own path
+@pytest.mark.parametrize("min_data_in_leaf", [40, 300])
+def test_lightgbm_logits_at_equal_the_recorded_rounds_bit_for_bit(n_classes, min_data_in_leaf,
+                                                                   tmp_path):
+    from tabbench.models.base import TrainContext
+    from tabbench.models.lightgbm import LightGBMTrainer
+
+    data = load_split_data(*write_dataset(tmp_path, n_classes=n_classes), 0)
+    params = {"num_leaves": 7, "learning_rate": 0.3, "min_data_in_leaf": min_data_in_leaf}
+    ctx = TrainContext(seed=1, n_epochs=30)
+    chunks = list(LightGBMTrainer(chunk_rounds=8, block_rounds=3).train(params, data, ctx))
+    val = np.concatenate([c.val_logits for c in chunks])
+    test = np.concatenate([c.test_logits for c in chunks])
+    got = LightGBMTrainer().logits_at(params, data, ctx, [30, 1, 17])
+    for r in (1, 17, 30):
+        np.testing.assert_array_equal(got[r][0].astype(np.float32), val[r - 1])
+        np.testing.assert_array_equal(got[r][1].astype(np.float32), test[r - 1])
 
 
 def test_cli_replays_and_fails_with_both_numbers(dataset, tmp_path, capsys):

@@ -11,8 +11,8 @@ file itself (so the replay always matches the records it checks against), i.e. o
 epoch) per (regime, stopping metric). Work is shared: one training per distinct config, up to
 the last epoch any stopping metric chose for it, keeping the logits of every needed epoch:
 
-* a trainer with ``logits_at(params, data, ctx, epochs)`` (XGBoost) trains up to the last needed
-  round and predicts at each needed round;
+* a trainer with ``logits_at(params, data, ctx, epochs)`` (XGBoost, LightGBM) trains up to the
+  last needed round and predicts at each needed round;
 * any other trainer is driven through its :class:`~tabbench.models.base.Trainer` chunks, which
   are dropped except at the needed epochs, and closed after the last needed one. Chunk length is
   a pure speed knob of the trainers (never changes the logits), so it is set to one epoch where

@@ -77,7 +77,7 @@ suspended while the recorder computes metrics.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import lightgbm as lgb
@@ -263,13 +263,12 @@ class LightGBMTrainer:
         self.via_leaves = bool(via_leaves)
         self.booster: lgb.Booster | None = None
 
-    def train(
-        self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
-    ) -> Iterator[EpochChunk]:
-        K = data.n_classes
-        t0 = time.perf_counter()
-        bparams = lgb_params(params, K, ctx)
-        linear = any(bool(params.get(a)) for a in _LINEAR_TREE_ALIASES)
+    def _booster(self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
+                 ) -> tuple[lgb.Booster, np.ndarray]:
+        """The untrained booster of a config (train set, positional names, native
+        categoricals) and the val+test rows coded against train's categories: shared by
+        :meth:`train` and :meth:`logits_at`, so a replay boosts exactly as the record did."""
+        bparams = lgb_params(params, data.n_classes, ctx)
         names = [f"f{i}" for i in range(data.X_train.shape[1])]
         cats = set(data.cat_columns)
         cat_idx = [i for i, c in enumerate(data.X_train.columns) if c in cats]
@@ -279,6 +278,49 @@ class LightGBMTrainer:
         self.booster = bst
         X_eval = np.concatenate([eval_matrix(data.X_val, data.X_train),
                                  eval_matrix(data.X_test, data.X_train)])
+        return bst, X_eval
+
+    def logits_at(
+        self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext,
+        rounds: Sequence[int],
+    ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """round -> (val logits, test logits) (float32, (N, K)) of the model after each of
+        ``rounds``, for the replay of selected models (:mod:`tabbench.replay`): the same
+        boosting as :meth:`train` up to the last wanted round, with no per-round prediction,
+        then one ``predict(num_iteration=i, raw_score=True)`` per wanted round, ``i`` being
+        the iterations the model had after that round (a round that adds no tree keeps the
+        previous ones). :meth:`train`'s incremental sums equal that prediction bit for bit
+        (module docstring; tested)."""
+        rounds = sorted({int(r) for r in rounds})
+        if not rounds or rounds[0] < 1 or rounds[-1] > ctx.n_epochs:
+            raise ValueError(f"rounds must lie in 1..{ctx.n_epochs}, got {rounds}")
+        K = data.n_classes
+        bst, X_eval = self._booster(params, data, ctx)
+        trees_per_round = bst.num_model_per_iteration()
+        n_val = len(data.y_val)
+        after = {}
+        for r in range(1, rounds[-1] + 1):
+            bst.update()
+            after[r] = bst.num_trees() // trees_per_round
+        out = {}
+        for r in rounds:
+            if after[r] == 0:  # no tree yet: every raw score is 0
+                raw = np.zeros((X_eval.shape[0], trees_per_round))
+            else:
+                raw = bst.predict(X_eval, num_iteration=after[r], raw_score=True,
+                                  num_threads=int(ctx.threads), verbosity=-1)
+            raw = np.asarray(raw, dtype=np.float64).reshape(X_eval.shape[0], trees_per_round)
+            logits = to_logits(raw[:, 0] if trees_per_round == 1 else raw, K)
+            out[r] = (logits[:n_val], logits[n_val:])
+        return out
+
+    def train(
+        self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
+    ) -> Iterator[EpochChunk]:
+        K = data.n_classes
+        t0 = time.perf_counter()
+        linear = any(bool(params.get(a)) for a in _LINEAR_TREE_ALIASES)
+        bst, X_eval = self._booster(params, data, ctx)
         scores = _Scores(bst, X_eval, int(ctx.threads), self.via_leaves and not linear)
         n_val, n_eval = len(data.y_val), X_eval.shape[0]
         chunk = chunk_length(self.chunk_rounds, n_eval * K * 4, self.max_chunk_bytes)
