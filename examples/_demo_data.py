@@ -7,11 +7,13 @@ to fit the temperature), and a test set to see the result.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import train_test_split
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
@@ -48,8 +50,37 @@ def load_demo(name: str = "adult", max_rows: int | None = None, seed: int = 0) -
     return Split(X_train, y_train, X_val, y_val, X_test, y_test, classes)
 
 
-def report(rows: list[dict]) -> None:
-    """Print one line per stopping criterion: where it stopped and the test metrics."""
+def parse_args(doc: str, dataset: str = "adult", small: str = "3,000 rows, 200 rounds (CI)"
+               ) -> argparse.Namespace:
+    """The examples' command line: ``--dataset``, ``--small`` (a quick run), ``--threads``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--dataset", default=dataset, help="a name from data/demo/MANIFEST.csv")
+    parser.add_argument("--small", action="store_true", help=small)
+    parser.add_argument("--threads", type=int, default=2)
+    return parser.parse_args()
+
+
+def load(args: argparse.Namespace) -> Split:
+    """The dataset of the command line (3,000 rows with ``--small``)."""
+    return load_demo(args.dataset, max_rows=3000 if args.small else None)
+
+
+def test_row(stopping: str, best: int, data: Split, p_raw: np.ndarray, p_ts: np.ndarray
+             ) -> dict:
+    """One stopping criterion's result: where it stopped, test log loss of the stopped model
+    (``p_raw``) and after temperature scaling (``p_ts``), accuracy (scaling keeps the argmax)."""
+    labels = range(len(data.classes))
+    return {"stopping": stopping, "best": best,
+            "logloss": log_loss(data.y_test, p_raw, labels=labels),
+            "logloss_ts": log_loss(data.y_test, p_ts, labels=labels),
+            "accuracy": accuracy_score(data.y_test, np.argmax(p_ts, axis=1))}
+
+
+def report(title: str, data: Split, rows: list[dict]) -> None:
+    """Print the dataset's sizes, then one line per stopping criterion: where it stopped and
+    the test metrics."""
+    print(f"{title} ({len(data.y_train)} train, {len(data.y_val)} val, "
+          f"{len(data.y_test)} test rows)")
     head = f"{'stopping on':<14}{'best round':>11}{'test logloss':>14}{'+ TS':>10}{'accuracy':>10}"
     print(head)
     print("-" * len(head))

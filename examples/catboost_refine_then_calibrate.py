@@ -12,29 +12,21 @@ validation log loss (CatBoost's default ``eval_metric``) and once on TS-refineme
 
 from __future__ import annotations
 
-import argparse
 import warnings
 
-from _demo_data import load_demo, report
+from _demo_data import load, parse_args, report, test_row
 from catboost import CatBoostClassifier
-from sklearn.metrics import accuracy_score, log_loss
 
 from tabbench.calibration import TemperatureScaledClassifier
 from tabbench.stopping import catboost_metric
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", default="adult", help="a name from data/demo/MANIFEST.csv")
-    parser.add_argument("--small", action="store_true", help="3,000 rows, 200 rounds (CI)")
-    parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
-
-    data = load_demo(args.dataset, max_rows=3000 if args.small else None)
+    args = parse_args(__doc__)
+    data = load(args)
     cat = data.categorical
     for X in (data.X_train, data.X_val, data.X_test):  # CatBoost wants strings, no NaN
         X[cat] = X[cat].astype(object).fillna("missing")
-    labels = range(len(data.classes))
     rows = []
     for stopping in ("logloss", "ts_ref"):
         clf = CatBoostClassifier(
@@ -53,17 +45,9 @@ def main() -> None:
             warnings.filterwarnings("ignore", message=".*numba.*")
             clf.fit(data.X_train, data.y_train, eval_set=(data.X_val, data.y_val))
         calibrated = TemperatureScaledClassifier(clf).fit(data.X_val, data.y_val)
-        rows.append({
-            "stopping": stopping,
-            "best": clf.get_best_iteration(),
-            "logloss": log_loss(data.y_test, clf.predict_proba(data.X_test), labels=labels),
-            "logloss_ts": log_loss(data.y_test, calibrated.predict_proba(data.X_test),
-                                   labels=labels),
-            "accuracy": accuracy_score(data.y_test, calibrated.predict(data.X_test)),
-        })
-    print(f"CatBoost on {args.dataset} ({len(data.y_train)} train, {len(data.y_val)} val, "
-          f"{len(data.y_test)} test rows)")
-    report(rows)
+        rows.append(test_row(stopping, clf.get_best_iteration(), data,
+                             clf.predict_proba(data.X_test), calibrated.predict_proba(data.X_test)))
+    report(f"CatBoost on {args.dataset}", data, rows)
 
 
 if __name__ == "__main__":

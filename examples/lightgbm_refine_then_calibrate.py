@@ -12,12 +12,10 @@ Two models are trained with ``lightgbm.early_stopping``, once on validation log 
 
 from __future__ import annotations
 
-import argparse
 import inspect
 
 import lightgbm as lgb
-from _demo_data import load_demo, report
-from sklearn.metrics import accuracy_score, log_loss
+from _demo_data import load, parse_args, report, test_row
 
 from tabbench.calibration import TemperatureScaledClassifier
 from tabbench.stopping import lightgbm_metric
@@ -31,14 +29,8 @@ def eval_kwargs(X_val, y_val) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", default="adult", help="a name from data/demo/MANIFEST.csv")
-    parser.add_argument("--small", action="store_true", help="3,000 rows, 200 rounds (CI)")
-    parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
-
-    data = load_demo(args.dataset, max_rows=3000 if args.small else None)
-    labels = range(len(data.classes))
+    args = parse_args(__doc__)
+    data = load(args)
     rows = []
     for stopping in ("logloss", "ts_ref"):
         clf = lgb.LGBMClassifier(
@@ -59,17 +51,10 @@ def main() -> None:
         )
         # predict/predict_proba use best_iteration_ rounds; calibrate that model on val
         calibrated = TemperatureScaledClassifier(clf).fit(data.X_val, data.y_val)
-        rows.append({
-            "stopping": stopping,
-            "best": clf.best_iteration_ - 1,  # LightGBM counts rounds from 1; 0-based here
-            "logloss": log_loss(data.y_test, clf.predict_proba(data.X_test), labels=labels),
-            "logloss_ts": log_loss(data.y_test, calibrated.predict_proba(data.X_test),
-                                   labels=labels),
-            "accuracy": accuracy_score(data.y_test, calibrated.predict(data.X_test)),
-        })
-    print(f"LightGBM on {args.dataset} ({len(data.y_train)} train, {len(data.y_val)} val, "
-          f"{len(data.y_test)} test rows)")
-    report(rows)
+        # LightGBM counts rounds from 1; 0-based here
+        rows.append(test_row(stopping, clf.best_iteration_ - 1, data,
+                             clf.predict_proba(data.X_test), calibrated.predict_proba(data.X_test)))
+    report(f"LightGBM on {args.dataset}", data, rows)
 
 
 if __name__ == "__main__":

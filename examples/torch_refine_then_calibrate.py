@@ -13,14 +13,11 @@ criterion differs.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 import torch
-from _demo_data import load_demo, report
+from _demo_data import load, parse_args, report, test_row
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
-from sklearn.metrics import accuracy_score, log_loss
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
@@ -41,16 +38,11 @@ def preprocess(data) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", default="MagicTelescope",
-                        help="a name from data/demo/MANIFEST.csv")
-    parser.add_argument("--small", action="store_true", help="3,000 rows, 12 epochs (CI)")
-    parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
+    args = parse_args(__doc__, dataset="MagicTelescope", small="3,000 rows, 12 epochs (CI)")
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
 
-    data = load_demo(args.dataset, max_rows=3000 if args.small else None)
+    data = load(args)
     X_train, X_val, X_test = preprocess(data)
     y_train = torch.as_tensor(data.y_train)
     n_classes = len(data.classes)
@@ -86,17 +78,10 @@ def main() -> None:
             val_logits, test_logits = model(X_val).numpy(), model(X_test).numpy()
         ts = TemperatureScaling().fit(val_logits, data.y_val)
         p_raw = torch.softmax(torch.as_tensor(test_logits, dtype=torch.float64), 1).numpy()
-        rows.append({
-            "stopping": kind,
-            "best": stopper.best_epoch,
-            "logloss": log_loss(data.y_test, p_raw, labels=range(n_classes)),
-            "logloss_ts": log_loss(data.y_test, ts.predict_proba(test_logits),
-                                   labels=range(n_classes)),
-            "accuracy": accuracy_score(data.y_test, ts.predict(test_logits)),
-        })
-    print(f"MLP on {args.dataset} ({len(data.y_train)} train, {len(data.y_val)} val, "
-          f"{len(data.y_test)} test rows); best round = best epoch (0-based)")
-    report(rows)
+        rows.append(test_row(kind, stopper.best_epoch, data, p_raw,
+                             ts.predict_proba(test_logits)))
+    report(f"MLP on {args.dataset}", data, rows)
+    print("(best round = best epoch, 0-based)")
 
 
 if __name__ == "__main__":

@@ -13,10 +13,7 @@ does not change).
 
 from __future__ import annotations
 
-import argparse
-
-from _demo_data import load_demo, report
-from sklearn.metrics import accuracy_score, log_loss
+from _demo_data import load, parse_args, report, test_row
 from xgboost import XGBClassifier
 
 from tabbench.calibration import TemperatureScaledClassifier
@@ -24,14 +21,8 @@ from tabbench.stopping import xgboost_metric
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", default="adult", help="a name from data/demo/MANIFEST.csv")
-    parser.add_argument("--small", action="store_true", help="3,000 rows, 200 rounds (CI)")
-    parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
-
-    data = load_demo(args.dataset, max_rows=3000 if args.small else None)
-    labels = range(len(data.classes))
+    args = parse_args(__doc__)
+    data = load(args)
     rows = []
     builtin_logloss = "logloss" if len(data.classes) == 2 else "mlogloss"
     for stopping, metric in [("logloss", builtin_logloss), ("ts_ref", xgboost_metric("ts_ref"))]:
@@ -49,17 +40,9 @@ def main() -> None:
         clf.fit(data.X_train, data.y_train, eval_set=[(data.X_val, data.y_val)], verbose=False)
         # predict/predict_proba use rounds 0..best_iteration; calibrate that model on val
         calibrated = TemperatureScaledClassifier(clf).fit(data.X_val, data.y_val)
-        rows.append({
-            "stopping": stopping,
-            "best": clf.best_iteration,
-            "logloss": log_loss(data.y_test, clf.predict_proba(data.X_test), labels=labels),
-            "logloss_ts": log_loss(data.y_test, calibrated.predict_proba(data.X_test),
-                                   labels=labels),
-            "accuracy": accuracy_score(data.y_test, calibrated.predict(data.X_test)),
-        })
-    print(f"XGBoost on {args.dataset} ({len(data.y_train)} train, {len(data.y_val)} val, "
-          f"{len(data.y_test)} test rows)")
-    report(rows)
+        rows.append(test_row(stopping, clf.best_iteration, data, clf.predict_proba(data.X_test),
+                             calibrated.predict_proba(data.X_test)))
+    report(f"XGBoost on {args.dataset}", data, rows)
 
 
 if __name__ == "__main__":
