@@ -364,8 +364,21 @@ def _fmt(x: float, spec: str = "+.3f") -> str:
     return "–" if x is None or not np.isfinite(x) else format(x, spec)
 
 
+def _section(title: str, notes: Sequence[str], header: Sequence[str], n_text: int,
+             rows: Iterable[Sequence[str]]) -> list[str]:
+    """A Markdown section: title, notes, then a table whose first ``n_text`` columns are text
+    (left-aligned) and the others numbers (right-aligned)."""
+    align = "|" + "---|" * n_text + "---:|" * (len(header) - n_text)
+    lines = [f"## {title}", ""]
+    for note in notes:
+        lines += [note, ""]
+    lines += ["| " + " | ".join(header) + " |", align]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines + [""]
+
+
 def markdown(t: dict[str, Any]) -> str:
-    """A digest of the diagnostic tables for ``summary/diagnostics/diagnostics.md``."""
+    """``diagnostics.md``: the replay counts, then one table per diagnostic (those present)."""
     meta = t["meta"]
     lines = ["# Diagnostics of the chosen models (docs/diagnostics.md)", "",
              f"{meta['n_datasets']} datasets, {meta['n_splits']} splits, models "
@@ -374,69 +387,57 @@ def markdown(t: dict[str, Any]) -> str:
              f"missing: {meta['replay']['missing']}.", ""]
     cs = t["cost_summary"]
     if len(cs):
-        lines += ["## Replay cost (fraction of the study's training)", "",
-                  "Measured: the replay's wall time; CPU: its process CPU time; from records: "
-                  "the study's own recorded time up to the replayed epochs (same machine and "
-                  "load as the study). All divided by the study's recorded training time.", "",
-                  "| model | splits | replay s | study training s | measured | CPU | "
-                  "from records |", "|---|---:|---:|---:|---:|---:|---:|"]
-        for r in cs.itertuples():
-            lines.append(f"| {r.model} | {r.n_splits} | {r.replay_seconds:.1f} | "
-                         f"{r.study_train_seconds:.1f} | {_pct(r.fraction_measured)} | "
-                         f"{_pct(r.fraction_cpu)} | {_pct(r.fraction_recorded)} |")
-        lines.append("")
+        lines += _section(
+            "Replay cost (fraction of the study's training)",
+            ["Measured: the replay's wall time; CPU: its process CPU time; from records: the "
+             "study's own recorded time up to the replayed epochs (same machine and load as the "
+             "study). All divided by the study's recorded training time."],
+            ["model", "splits", "replay s", "study training s", "measured", "CPU",
+             "from records"], 1,
+            ([r.model, str(r.n_splits), f"{r.replay_seconds:.1f}",
+              f"{r.study_train_seconds:.1f}", _pct(r.fraction_measured), _pct(r.fraction_cpu),
+              _pct(r.fraction_recorded)] for r in cs.itertuples()))
     opt = t["optimism"]
     if len(opt):
-        lines += ["## Optimism of the selection (test − validation, paired metric)", "",
-                  "Mean over datasets of the per-dataset mean over splits.", "",
-                  "| model | regime | stopping | n | mean | median | q25 | q75 |",
-                  "|---|---|---|---:|---:|---:|---:|---:|"]
-        for r in opt.itertuples():
-            lines.append(f"| {r.model} | {r.regime} | {r.stopping} | {r.n} | {_fmt(r.mean)} |"
-                         f" {_fmt(r.median)} | {_fmt(r.q25)} | {_fmt(r.q75)} |")
-        lines.append("")
-    cs = t["curve_summary"]
-    if len(cs):
-        ks = sorted(cs["k"].unique())
-        lines += ["## Winner's curse: mean optimism vs configs searched (tuned)", "",
-                  "| model | stopping | " + " | ".join(f"k={k}" for k in ks) + " |",
-                  "|---|---|" + "---:|" * len(ks)]
-        for (model, stopping), g in cs.groupby(["model", "stopping"], sort=True):
-            v = g.set_index("k")["mean"]
-            lines.append(f"| {model} | {stopping} | "
-                         + " | ".join(_fmt(v.get(k, np.nan)) for k in ks) + " |")
-        lines.append("")
+        lines += _section(
+            "Optimism of the selection (test − validation, paired metric)",
+            ["Mean over datasets of the per-dataset mean over splits."],
+            ["model", "regime", "stopping", "n", "mean", "median", "q25", "q75"], 3,
+            ([r.model, r.regime, r.stopping, str(r.n), _fmt(r.mean), _fmt(r.median),
+              _fmt(r.q25), _fmt(r.q75)] for r in opt.itertuples()))
+    curve = t["curve_summary"]
+    if len(curve):
+        ks = sorted(curve["k"].unique())
+        lines += _section(
+            "Winner's curse: mean optimism vs configs searched (tuned)", [],
+            ["model", "stopping", *(f"k={k}" for k in ks)], 2,
+            ([model, stopping, *(_fmt(g.set_index("k")["mean"].get(k, np.nan)) for k in ks)]
+             for (model, stopping), g in curve.groupby(["model", "stopping"], sort=True)))
     rg = t["regret"]
     if len(rg):
         sub = rg[(rg["target"] == MAIN_TARGET) & (rg["kind"] == "rel_regret")]
-        lines += [f"## Regret in test {MAIN_TARGET} (% of the oracle)", "",
-                  "| model | regime | stopping | n | mean | median | q75 |",
-                  "|---|---|---|---:|---:|---:|---:|"]
-        for r in sub.itertuples():
-            lines.append(f"| {r.model} | {r.regime} | {r.stopping} | {r.n} | "
-                         f"{_fmt(r.mean, '.2f')} | {_fmt(r.median, '.2f')} | "
-                         f"{_fmt(r.q75, '.2f')} |")
-        lines.append("")
+        lines += _section(
+            f"Regret in test {MAIN_TARGET} (% of the oracle)", [],
+            ["model", "regime", "stopping", "n", "mean", "median", "q75"], 3,
+            ([r.model, r.regime, r.stopping, str(r.n), _fmt(r.mean, ".2f"),
+              _fmt(r.median, ".2f"), _fmt(r.q75, ".2f")] for r in sub.itertuples()))
     cb = t["calibrators_summary"]
     if len(cb):
-        lines += ["## Calibrators vs TS: median relative difference (%) of the test score", "",
-                  "| model | regime | metric | stopping | calibrator | n | median | W/L vs TS |",
-                  "|---|---|---|---|---|---:|---:|---:|"]
-        for r in cb[cb["calibrator"] != cal.REFERENCE].itertuples():
-            lines.append(f"| {r.model} | {r.regime} | {r.metric} | {r.stopping} | "
-                         f"{r.calibrator} | {r.n} | {_fmt(r.median, '+.2f')} | "
-                         f"{r.wins}/{r.losses} |")
-        lines.append("")
+        lines += _section(
+            "Calibrators vs TS: median relative difference (%) of the test score", [],
+            ["model", "regime", "metric", "stopping", "calibrator", "n", "median",
+             "W/L vs TS"], 5,
+            ([r.model, r.regime, r.metric, r.stopping, r.calibrator, str(r.n),
+              _fmt(r.median, "+.2f"), f"{r.wins}/{r.losses}"]
+             for r in cb[cb["calibrator"] != cal.REFERENCE].itertuples()))
     ece = t["reliability_ece"]
     if len(ece):
-        lines += ["## Test ECE of the chosen models, raw and after TS", "",
-                  "| scope | model | regime | stopping | calibration | mean per dataset | "
-                  "pooled |", "|---|---|---|---|---|---:|---:|"]
-        for r in ece.itertuples():
-            lines.append(f"| {r.scope} | {r.model} | {r.regime} | {r.stopping} | "
-                         f"{r.calibration} | {_fmt(r.ece_mean, '.4f')} | "
-                         f"{_fmt(r.ece_pooled, '.4f')} |")
-        lines.append("")
+        lines += _section(
+            "Test ECE of the chosen models, raw and after TS", [],
+            ["scope", "model", "regime", "stopping", "calibration", "mean per dataset",
+             "pooled"], 5,
+            ([r.scope, r.model, r.regime, r.stopping, r.calibration, _fmt(r.ece_mean, ".4f"),
+              _fmt(r.ece_pooled, ".4f")] for r in ece.itertuples()))
     return "\n".join(lines)
 
 
