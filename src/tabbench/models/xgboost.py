@@ -135,19 +135,26 @@ class XGBoostTrainer:
         self.fast_predict = bool(fast_predict)
         self.booster: xgb.Booster | None = None
 
+    def _booster(self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
+                 ) -> tuple[xgb.Booster, xgb.DMatrix, xgb.DMatrix]:
+        """The untrained booster of a config with its training matrix and the val+test matrix:
+        shared by :meth:`train` and :meth:`logits_at`, so a replay boosts exactly as the
+        record did."""
+        _check_categories(data)
+        dtrain = _dmatrix(data.X_train, data.y_train, ctx.threads)
+        deval = _eval_dmatrix(pd.concat([data.X_val, data.X_test], ignore_index=True),
+                              ctx.threads)
+        bst = xgb.Booster(xgb_params(params, data.n_classes, ctx), [dtrain])
+        self.booster = bst
+        return bst, dtrain, deval
+
     def train(
         self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
     ) -> Iterator[EpochChunk]:
         K = data.n_classes
         t0 = time.perf_counter()
-        bparams = xgb_params(params, K, ctx)
-        _check_categories(data)
         n_val = len(data.y_val)
-        dtrain = _dmatrix(data.X_train, data.y_train, ctx.threads)
-        deval = _eval_dmatrix(pd.concat([data.X_val, data.X_test], ignore_index=True),
-                              ctx.threads)
-        bst = xgb.Booster(bparams, [dtrain])
-        self.booster = bst
+        bst, dtrain, deval = self._booster(params, data, ctx)
         predictor = MarginPredictor(bst, deval, self.fast_predict)
         n_eval = deval.num_row()
         chunk = chunk_length(self.chunk_rounds, n_eval * K * 4, self.max_chunk_bytes)
@@ -201,14 +208,8 @@ class XGBoostTrainer:
         if not rounds or rounds[0] < 1 or rounds[-1] > ctx.n_epochs:
             raise ValueError(f"rounds must lie in 1..{ctx.n_epochs}, got {rounds}")
         K = data.n_classes
-        bparams = xgb_params(params, K, ctx)
-        _check_categories(data)
         n_val = len(data.y_val)
-        dtrain = _dmatrix(data.X_train, data.y_train, ctx.threads)
-        deval = _eval_dmatrix(pd.concat([data.X_val, data.X_test], ignore_index=True),
-                              ctx.threads)
-        bst = xgb.Booster(bparams, [dtrain])
-        self.booster = bst
+        bst, dtrain, deval = self._booster(params, data, ctx)
         for i in range(rounds[-1]):
             bst.update(dtrain, iteration=i)
         out = {}
