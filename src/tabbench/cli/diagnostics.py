@@ -8,8 +8,11 @@ import json
 import sys
 from pathlib import Path
 
-from tabbench.cli.args import boolean, optional_str
-from tabbench.cli.train import add_trainer_option_arguments, given_trainer_options
+from tabbench.cli.train import (
+    add_device_arguments,
+    add_trainer_option_arguments,
+    given_trainer_options,
+)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -69,11 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path,
                    help="results/replay/{model}/{dataset}/split{i}.npz")
     p.add_argument("--seed", required=True, type=int, help="the study's seed (config seed)")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--device", default="cpu", help="as for tabbench train")
-    p.add_argument("--allow-cpu-fallback", type=boolean, default=False, metavar="true|false")
-    p.add_argument("--gpu-lock-dir", type=optional_str, default=None)
-    p.add_argument("--gpu-claim-timeout", type=float, default=None)
+    add_device_arguments(p)
     add_trainer_option_arguments(p)  # as for tabbench train: the same trainer is rebuilt
     p.add_argument("--rtol", type=float, default=RTOL,
                    help=f"relative tolerance of the self-check (default {RTOL:g}, for CPU "

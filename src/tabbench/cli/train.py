@@ -57,6 +57,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--epochs", required=True, nargs="+", type=_epochs_item, metavar="KEY=N",
                    help="e.g. xgboost_default=100 xgboost_tuned=1000 (or mlp=256)")
     p.add_argument("--seed", required=True, type=int)
+    add_device_arguments(p)
+    add_trainer_option_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_device_arguments(p: argparse.ArgumentParser) -> None:
+    """Threads, device and GPU claiming: shared by ``tabbench train`` and ``tabbench replay``,
+    which must train on the same kind of device."""
     p.add_argument("--threads", type=int, default=field_default(TrainContext, "threads"))
     p.add_argument("--device", default=field_default(TrainContext, "device"),
                    help="cpu, cuda (claims a free GPU with a file lock) or cuda:<i> (pinned); "
@@ -69,8 +77,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default <tmp>/tabbench-gpu-locks)")
     p.add_argument("--gpu-claim-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                    help="config gpu_claim_timeout: seconds to wait for a free GPU")
-    add_trainer_option_arguments(p)
-    p.set_defaults(func=run)
 
 
 def add_trainer_option_arguments(p: argparse.ArgumentParser) -> None:
