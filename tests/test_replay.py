@@ -10,8 +10,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.data_fixtures import write_processed_toy
 
-from tabbench.data.dataset import LABEL_COLUMN, load_split_data
+from tabbench.data.dataset import load_split_data
 from tabbench.diagnostics.paths import logits_key, replay_sidecar
 from tabbench.metrics import logloss
 from tabbench.models.base import EpochChunk
@@ -31,24 +32,7 @@ EPOCHS = {"xgboost_default": 7, "xgboost_tuned": 9, "mlp": 5, "realmlp": 4, "fak
 
 
 def write_dataset(folder, n=700, n_classes=3, seed=0):
-    """A processed parquet + splits parquet (the on-disk contract of tabbench.data)."""
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({
-        "a": rng.normal(size=n),
-        "b": rng.normal(size=n),
-        "c": pd.Categorical(rng.choice(["x", "y", "z", None], size=n)),
-    })
-    score = df["a"] - df["b"] * (df["c"] == "x") + rng.normal(size=n) * 0.8
-    edges = np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1])
-    df[LABEL_COLUMN] = np.digitize(score, edges).astype(np.int64)
-    perm = np.random.default_rng(1).permutation(n)
-    n_test, n_val = n // 5, (n - n // 5) // 5
-    roles = ["test"] * n_test + ["val"] * n_val + ["train"] * (n - n_test - n_val)
-    folder.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(folder / "toy.parquet", index=False)
-    pd.DataFrame({"split": 0, "row": perm, "role": roles}).to_parquet(
-        folder / "toy.splits.parquet", index=False)
-    return folder / "toy.parquet", folder / "toy.splits.parquet"
+    return write_processed_toy(folder, n=n, n_classes=n_classes, seed=seed, n_splits=1)
 
 
 @pytest.fixture(scope="module")

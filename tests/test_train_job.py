@@ -15,11 +15,12 @@ import pandas as pd
 import pytest
 import torch
 import xgboost as xgb
+from fixtures.data_fixtures import write_processed_toy
 
 import tabbench
 from tabbench import metrics
 from tabbench.cli import main as cli_main
-from tabbench.data.dataset import LABEL_COLUMN, load_split_data
+from tabbench.data.dataset import load_split_data
 from tabbench.metrics import losses
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.mlp import MLPTrainer
@@ -35,26 +36,7 @@ EPOCHS = {"xgboost_default": 6, "xgboost_tuned": 9, "mlp": 4}
 
 
 def write_dataset(folder, n=900, n_classes=3, seed=0):
-    """A processed parquet + splits parquet in the on-disk contract of tabbench.data."""
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({
-        "a": rng.normal(size=n),
-        "b": rng.normal(size=n),
-        "c": pd.Categorical(rng.choice(["x", "y", "z", None], size=n)),
-    })
-    score = df["a"] - df["b"] * (df["c"] == "x") + rng.normal(size=n) * 0.8
-    edges = np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1])
-    df[LABEL_COLUMN] = np.digitize(score, edges).astype(np.int64)
-    rows = []
-    for split in range(2):
-        perm = np.random.default_rng(split).permutation(n)
-        n_test, n_val = n // 5, (n - n // 5) // 5
-        roles = ["test"] * n_test + ["val"] * n_val + ["train"] * (n - n_test - n_val)
-        rows.append(pd.DataFrame({"split": split, "row": perm, "role": roles}))
-    folder.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(folder / "toy.parquet", index=False)
-    pd.concat(rows).to_parquet(folder / "toy.splits.parquet", index=False)
-    return folder / "toy.parquet", folder / "toy.splits.parquet"
+    return write_processed_toy(folder, n=n, n_classes=n_classes, seed=seed, n_splits=2)
 
 
 @pytest.fixture(scope="module")
