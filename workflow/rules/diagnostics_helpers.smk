@@ -61,11 +61,7 @@ def cached_runs_pairs():
     """The complete (model, dataset) results of the folder (tabbench.layout.complete_results,
     as for the paper's figures) that have their runs files, which the diagnostics read.
     """
-    return [
-        (r.model, r.dataset)
-        for r in complete_results(RESULTS, cache_n_splits())
-        if r.runs
-    ]
+    return [(r.model, r.dataset) for r in cached_results() if r.runs]
 
 
 def diagnostics_pairs():

@@ -32,12 +32,17 @@ def cache_n_splits():
     return folder_n_splits(RESULTS) or CFG["n_splits"]
 
 
+@functools.cache
+def cached_results():
+    """The complete (model, dataset) results of the folder (tabbench.layout.complete_results),
+    listed once per invocation: the summary and the diagnostics both ask, several times. Under
+    a figures target no training is planned, so the list cannot grow during the run."""
+    return complete_results(RESULTS, cache_n_splits())
+
+
 def cached_selected():
     """Selected files of every complete (model, dataset) of the results folder."""
-    return [
-        selected_path(r.model, r.dataset)
-        for r in complete_results(RESULTS, cache_n_splits())
-    ]
+    return [selected_path(r.model, r.dataset) for r in cached_results()]
 
 
 _SAID = set()
