@@ -192,10 +192,10 @@ def bundled_datasets() -> pd.DataFrame:
 PRESET_DATASETS = {"paper": paper_datasets, "bundled": bundled_datasets}
 
 
-def predict(coefs: dict, data: pd.DataFrame, meas: pd.DataFrame,
-            gpu_ms: dict[str, float]) -> pd.DataFrame:
-    """Per model: predicted CPU core-hours of the whole paper preset, and for the networks the
-    GPU-hours (per-batch GPU time + the recording measured on the CPU)."""
+def predict(coefs: dict, data: pd.DataFrame, gpu_ms: dict[str, float]) -> pd.DataFrame:
+    """Per model: predicted CPU core-hours of the preset's datasets ``data``, and for the
+    networks the GPU-hours (per-batch GPU time, the device's evaluation pass and the metrics
+    on the host: module docstring)."""
     x = design(data["n_train"], data["n_features"], k_eff(data["n_classes"]))
     rows = []
     models = sorted({m for m, _ in coefs})
@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     meas = measurements(args.results)
     coefs = fit_costs(meas)
     data = PRESET_DATASETS[args.preset]()
-    pred = predict(coefs, data, meas, gpu_ms)
+    pred = predict(coefs, data, gpu_ms)
 
     n_jobs = meas[["model", "dataset", "split"]].drop_duplicates().shape[0]
     print(f"measured: {len(meas)} configs of {n_jobs} "
