@@ -329,8 +329,11 @@ def _epochs(n_epochs: int = 30, seed: int = 0):
     n, k = 400, 3
     y = rng.integers(0, k, n)
     onehot = np.eye(k)[y]
-    signal = np.concatenate([np.linspace(0.2, 2.0, n_epochs // 2),
-                             np.linspace(2.0, 0.5, n_epochs - n_epochs // 2)])
+    # one peak: the decay starts one step below it, so no two epochs carry the same signal (a
+    # shared maximum made the best epoch a tie that float rounding decided)
+    peak = n_epochs // 2
+    signal = np.concatenate([np.linspace(0.2, 2.0, peak),
+                             np.linspace(2.0, 0.5, n_epochs - peak + 1)[1:]])
     noise = rng.normal(size=(n, k))
     return [(1 + e) * (signal[e] * onehot + noise) for e in range(n_epochs)], y
 
@@ -348,6 +351,7 @@ def test_early_stopping_tracks_refinement_and_keeps_best_state():
     expected = [M.ts_ref(z, y) for z in epochs[: stopped_at + 1]]
     np.testing.assert_allclose(stopper.history, expected, rtol=1e-6)
     best = int(np.argmin(expected))
+    assert best == 30 // 2 - 1  # the signal's peak (refinement is best where the signal is)
     assert stopper.best_epoch == best and stopped_at == best + 4 and stopper.stopped
     assert stopper.best_score == stopper.history[best] == pytest.approx(min(expected), rel=1e-6)
     assert stopper.best_state["w"][0] == best  # a copy, not the mutated live state
