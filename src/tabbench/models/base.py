@@ -10,9 +10,9 @@ yielding *chunks* of epochs lets the metrics fit many temperatures at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -20,7 +20,15 @@ import numpy as np
 # is part of the Trainer protocol below
 from tabbench.data.dataset import SplitData
 
-__all__ = ["EpochChunk", "SplitData", "TrainContext", "Trainer"]
+__all__ = [
+    "EpochChunk",
+    "GroupChunk",
+    "ReplayableTrainer",
+    "SplitData",
+    "StackingTrainer",
+    "TrainContext",
+    "Trainer",
+]
 
 
 @dataclass(frozen=True)
@@ -59,4 +67,65 @@ class Trainer(Protocol):
         self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
     ) -> Iterator[EpochChunk]:
         """Train one config for ``ctx.n_epochs`` epochs, yielding logits for every epoch."""
+        ...
+
+
+@dataclass(frozen=True)
+class GroupChunk:
+    """Logits of epochs ``first_epoch .. first_epoch + E - 1`` of every member of a stacked group
+    (:class:`StackingTrainer`): ``members[i]`` is member i's :class:`EpochChunk`, or None once
+    member i has failed. ``failures`` maps a member that failed *in this chunk* to its error
+    (e.g. a non-finite loss in the first epoch); the other members go on training, since nothing
+    couples the members of a group.
+    """
+
+    members: tuple[EpochChunk | None, ...]
+    failures: Mapping[int, BaseException] = field(default_factory=dict)
+
+
+@runtime_checkable
+class StackingTrainer(Protocol):
+    """A trainer that can train several configs of one job as members of one stacked model
+    (docs/design.md §15): one batched matmul per layer for all members, so a GPU pays the kernel
+    launches of one model for k of them.
+
+    The contract that makes stacking the same algorithm as training each config alone: a
+    member's records depend only on its own config and :class:`TrainContext` (its seed), never
+    on which other members share its group or at what position.
+    """
+
+    def stack_key(self, params: Mapping[str, Any]) -> Hashable:
+        """Configs with equal keys can be members of one stacked model (their tensors have the
+        same shapes)."""
+        ...
+
+    def member_bytes(self, params: Mapping[str, Any], data: SplitData) -> int:
+        """Device memory one member of ``params`` needs on ``data`` (an estimate, for choosing
+        how many members fit in the memory budget)."""
+        ...
+
+    def train_members(
+        self,
+        params: Sequence[Mapping[str, Any]],
+        data: SplitData,
+        ctxs: Sequence[TrainContext],
+    ) -> Iterator[GroupChunk]:
+        """Train the configs ``params`` (one :class:`TrainContext` each; the same epochs, device
+        and threads) together for ``ctxs[0].n_epochs`` epochs, yielding every epoch's logits of
+        every member."""
+        ...
+
+
+@runtime_checkable
+class ReplayableTrainer(Protocol):
+    """Optional for a trainer whose model can be evaluated at any earlier epoch of one training
+    (boosted trees: a prediction at fewer rounds). The replay of the chosen models
+    (:mod:`tabbench.replay`) trains once up to the last needed epoch and predicts at each one;
+    a trainer without it is replayed through its :meth:`Trainer.train` chunks."""
+
+    def logits_at(
+        self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext,
+        epochs: Sequence[int],
+    ) -> Mapping[int, tuple[np.ndarray, np.ndarray]]:
+        """epoch -> (validation logits, test logits) of one training stopped at each epoch."""
         ...

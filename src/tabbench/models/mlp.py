@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ import torch
 from sklearn.preprocessing import QuantileTransformer
 from torch import nn
 
-from tabbench.models.base import EpochChunk, SplitData, TrainContext
+from tabbench.models.base import EpochChunk, GroupChunk, SplitData, TrainContext
 from tabbench.models.mlp_config import (
     MAX_ONE_HOT_LEVELS,
     check_max_one_hot_levels,
@@ -274,6 +274,29 @@ class MLPTrainer:
                     fit_seconds=times[:j].copy(),
                 )
                 first, j = first + j, 0
+
+    # ---- stacked training (tabbench.models.base.StackingTrainer; docs/design.md §15) ------
+    def stack_key(self, params: Mapping[str, Any]) -> Hashable:
+        """Configs with the same architecture and batch size stack (the whole random search)."""
+        from tabbench.models import mlp_stacked
+
+        return mlp_stacked.stack_key(params)
+
+    def member_bytes(self, params: Mapping[str, Any], data: SplitData) -> int:
+        from tabbench.models import mlp_stacked
+
+        return mlp_stacked.member_bytes(params, data, self.max_one_hot_levels)
+
+    def train_members(
+        self, params: Sequence[Mapping[str, Any]], data: SplitData, ctxs: Sequence[TrainContext]
+    ) -> Iterator[GroupChunk]:
+        """Train ``params`` together as members of one stacked MLP
+        (:mod:`tabbench.models.mlp_stacked`)."""
+        from tabbench.models import mlp_stacked
+
+        return mlp_stacked.train_members(
+            params, data, ctxs, chunk_epochs=self.chunk_epochs,
+            max_chunk_bytes=self.max_chunk_bytes, max_one_hot_levels=self.max_one_hot_levels)
 
     def _predict(self, net: nn.Module, X: torch.Tensor, out: np.ndarray) -> None:
         """Logits of ``X`` in eval mode (no dropout, no autograd) into ``out`` (N, K).

@@ -18,11 +18,21 @@ fewer kernel launches. Moments are per entry, so grouping changes nothing numeri
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
 from tabbench.models.realmlp.network import ParamGroup
 from tabbench.models.realmlp.schedules import Schedule
+
+
+def decay_multiplier(lr_t: Any, wd_t: Any, lr_factor: Any, wd_factor: Any, squared: bool) -> Any:
+    """RealMLP's decoupled weight decay multiplier (module docstring), for floats or numpy
+    arrays alike (the stacked trainer evaluates it for every step and member at once with the
+    same float64 operations). It is exactly 1 where ``wd_t`` or ``wd_factor`` is 0."""
+    if squared:
+        return 1.0 - lr_t * wd_t * (lr_factor * wd_factor) ** 2
+    return 1.0 - lr_t * lr_factor * wd_t * wd_factor
 
 
 class ScheduledAdam:
@@ -66,9 +76,8 @@ class ScheduledAdam:
         """The factor each parameter of ``group`` is multiplied by before the Adam step."""
         if wd_t == 0.0 or group.wd_factor == 0.0:
             return 1.0
-        if self.wd_squared_factors:
-            return 1.0 - lr_t * wd_t * (group.lr_factor * group.wd_factor) ** 2
-        return 1.0 - lr_t * group.lr_factor * wd_t * group.wd_factor
+        return decay_multiplier(lr_t, wd_t, group.lr_factor, group.wd_factor,
+                                self.wd_squared_factors)
 
     @torch.no_grad()
     def step(self, step: int) -> None:

@@ -20,19 +20,20 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tabbench.models.base import EpochChunk, SplitData, TrainContext
+from tabbench.models.base import EpochChunk, GroupChunk, SplitData, TrainContext
 from tabbench.models.realmlp.config import RealMLPConfig
 from tabbench.models.realmlp.network import RealMLPNetwork
 from tabbench.models.realmlp.optim import ScheduledAdam
 from tabbench.models.realmlp.preprocessing import EncodedSplit, RealMLPPreprocessor
 from tabbench.models.realmlp.schedules import get_schedule
+from tabbench.models.stacked.loop import torch_threads
 
 EVAL_BATCH = 8192
 
@@ -53,7 +54,7 @@ class RealMLPTrainer:
         """Validate inputs (errors are raised here, not at the first ``next``) and return the
         iterator of per-epoch chunks."""
         cfg = RealMLPConfig.from_params(params)
-        _check_data(data)
+        check_data(data)
         if ctx.n_epochs < 1:
             raise ValueError(f"n_epochs must be >= 1, got {ctx.n_epochs}")
         device = torch.device(ctx.device)
@@ -61,11 +62,32 @@ class RealMLPTrainer:
             raise RuntimeError(f"device {ctx.device!r} requested but CUDA is not available")
         return self._run(cfg, data, ctx, device)  # validated now, trained lazily
 
+    # ---- stacked training (tabbench.models.base.StackingTrainer; docs/design.md §15) ------
+    def stack_key(self, params: Mapping[str, Any]) -> Hashable:
+        """Configs with the same shapes (hidden sizes, embedding type, ...) stack."""
+        from tabbench.models.realmlp import stacked
+
+        return stacked.stack_key(params)
+
+    def member_bytes(self, params: Mapping[str, Any], data: SplitData) -> int:
+        from tabbench.models.realmlp import stacked
+
+        return stacked.member_bytes(params, data)
+
+    def train_members(
+        self, params: Sequence[Mapping[str, Any]], data: SplitData, ctxs: Sequence[TrainContext]
+    ) -> Iterator[GroupChunk]:
+        """Train ``params`` together as members of one stacked RealMLP
+        (:mod:`tabbench.models.realmlp.stacked`)."""
+        from tabbench.models.realmlp import stacked
+
+        return stacked.train_members(params, data, ctxs, chunk_epochs=self.chunk_epochs)
+
     def _run(
         self, cfg: RealMLPConfig, data: SplitData, ctx: TrainContext, device: torch.device
     ) -> Iterator[EpochChunk]:
         cuda_ctx = torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
-        with _torch_threads(ctx.threads), cuda_ctx:  # events/streams on the run's own GPU
+        with torch_threads(ctx.threads), cuda_ctx:  # events/streams on the run's own GPU
             yield from self._train(cfg, data, ctx, device)
 
     def _train(
@@ -75,12 +97,12 @@ class RealMLPTrainer:
         clock.start()
 
         prep = RealMLPPreprocessor(cfg.max_one_hot_cats, cfg.smooth_clip_max_abs).fit(data.X_train)
-        train = _to_device(prep.transform(data.X_train), device)
-        evalset = _to_device(
-            _concat(prep.transform(data.X_val), prep.transform(data.X_test)), device
+        train = encoded_tensors(prep.transform(data.X_train), device)
+        evalset = encoded_tensors(
+            concat_encoded(prep.transform(data.X_val), prep.transform(data.X_test)), device
         )
         n_val = len(data.X_val)
-        y_train = torch.as_tensor(np.asarray(data.y_train, dtype=np.int64), device=device)
+        y_train = torch.as_tensor(np.array(data.y_train, dtype=np.int64), device=device)
 
         generator = torch.Generator(device=device)
         generator.manual_seed(int(ctx.seed))
@@ -195,11 +217,14 @@ class _Clock:
         return np.cumsum(np.asarray(self.intervals, dtype=np.float64))
 
 
-def _to_device(split: EncodedSplit, device: torch.device) -> tuple[torch.Tensor, ...]:
+def encoded_tensors(split: EncodedSplit, device: torch.device) -> tuple[torch.Tensor, ...]:
+    """The (numerical, one-hot, categorical-index) arrays of ``split`` as tensors on ``device``
+    (what the network takes; shared with the stacked trainer)."""
     return tuple(torch.as_tensor(a).to(device) for a in (split.x_num, split.x_onehot, split.x_cat))
 
 
-def _concat(a: EncodedSplit, b: EncodedSplit) -> EncodedSplit:
+def concat_encoded(a: EncodedSplit, b: EncodedSplit) -> EncodedSplit:
+    """``a`` then ``b`` (validation and test: one evaluation pass per epoch)."""
     return EncodedSplit(
         x_num=np.concatenate([a.x_num, b.x_num]),
         x_onehot=np.concatenate([a.x_onehot, b.x_onehot]),
@@ -207,7 +232,9 @@ def _concat(a: EncodedSplit, b: EncodedSplit) -> EncodedSplit:
     )
 
 
-def _check_data(data: SplitData) -> None:
+def check_data(data: SplitData) -> None:
+    """A clear error for data RealMLP cannot train on (fewer than 2 classes, no training rows,
+    labels outside 0..K-1), before any work."""
     if data.n_classes < 2:
         raise ValueError(f"classification needs n_classes >= 2, got {data.n_classes}")
     if len(data.X_train) == 0:
@@ -222,16 +249,3 @@ def _check_data(data: SplitData) -> None:
             raise ValueError(f"{part}: {len(X)} rows but {len(y)} labels")
         if len(y) and (y.min() < 0 or y.max() >= data.n_classes):
             raise ValueError(f"{part} labels must be codes in 0..{data.n_classes - 1}")
-
-
-@contextlib.contextmanager
-def _torch_threads(threads: int) -> Iterator[None]:
-    """Use ``threads`` intra-op threads while training, restoring the previous setting."""
-    previous = torch.get_num_threads()
-    if threads and threads > 0 and threads != previous:
-        torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != previous:
-            torch.set_num_threads(previous)
