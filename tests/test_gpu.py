@@ -29,8 +29,8 @@ def _no_scheduler_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
 
 
-def _hold(lock_dir: str, n: int, results, all_claimed, release) -> None:
-    with claim_gpu(n_devices=n, lock_dir=lock_dir, timeout=0) as dev:
+def _hold(lock_dir: str, n: int, results, all_claimed, release, slots: int = 1) -> None:
+    with claim_gpu(n_devices=n, lock_dir=lock_dir, timeout=0, slots_per_device=slots) as dev:
         results.put(dev)
         all_claimed.wait(10)
         release.wait(10)
@@ -68,6 +68,40 @@ def test_concurrent_processes_get_distinct_gpus(tmp_path: Path) -> None:
     # All released: the next claim gets the first device again.
     with claim_gpu(n_devices=n, lock_dir=tmp_path, timeout=0) as dev:
         assert dev == "cuda:0"
+
+
+def test_several_jobs_per_gpu_share_it_after_every_gpu_has_one(tmp_path: Path) -> None:
+    """gpu_jobs_per_device = 2 on 2 GPUs: four jobs hold a slot at once, two per GPU; the
+    first two claims go to different GPUs (slot-major order); a fifth finds none free."""
+    with claim_gpu(n_devices=2, lock_dir=tmp_path, timeout=0, slots_per_device=2) as a:
+        with claim_gpu(n_devices=2, lock_dir=tmp_path, timeout=0, slots_per_device=2) as b:
+            assert {a, b} == {"cuda:0", "cuda:1"}
+    results, release, all_claimed = CTX.Queue(), CTX.Event(), CTX.Event()
+    procs = [CTX.Process(target=_hold, args=(str(tmp_path), 2, results, all_claimed, release, 2))
+             for _ in range(4)]
+    for p in procs:
+        p.start()
+    try:
+        devices = sorted(results.get(timeout=20) for _ in range(4))
+        assert devices == ["cuda:0", "cuda:0", "cuda:1", "cuda:1"]
+        with pytest.raises(GpuUnavailableError, match=r"4 GPU slots \(2 GPUs x 2 jobs each\)"):
+            with claim_gpu(n_devices=2, lock_dir=tmp_path, timeout=0, slots_per_device=2):
+                pass
+        # a job that allows one job per GPU still contends for slot 0 only: all taken
+        with pytest.raises(GpuUnavailableError):
+            with claim_gpu(n_devices=2, lock_dir=tmp_path, timeout=0):
+                pass
+    finally:
+        all_claimed.set()
+        release.set()
+        for p in procs:
+            p.join(10)
+    assert sorted(f.name for f in tmp_path.glob("*.lock")) == [
+        "gpu-0.lock", "gpu-0.slot1.lock", "gpu-1.lock", "gpu-1.slot1.lock"]
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="gpu_jobs_per_device"):
+            with acquire_device("cpu", False, tmp_path, 0, slots_per_device=bad):
+                pass
 
 
 def test_killed_holder_frees_its_slot(tmp_path: Path) -> None:

@@ -99,9 +99,20 @@ def resolve_device(
     )
 
 
-def _lock_name(key: str) -> str:
+def _lock_name(key: str, slot: int = 0) -> str:
     # Device keys are indices or UUIDs like "GPU-1a2b..."/"MIG-..."; keep file names tame.
-    return "gpu-" + re.sub(r"[^A-Za-z0-9_.-]", "_", key) + ".lock"
+    # Slot 0 keeps the name of the one-job-per-GPU days, so old and new jobs agree on it.
+    suffix = "" if slot == 0 else f".slot{slot}"
+    return "gpu-" + re.sub(r"[^A-Za-z0-9_.-]", "_", key) + suffix + ".lock"
+
+
+def check_slots(slots_per_device: object) -> int:
+    """``gpu_jobs_per_device``: an integer >= 1 (ValueError otherwise)."""
+    if isinstance(slots_per_device, bool) or not isinstance(slots_per_device, int) or (
+            slots_per_device < 1):
+        raise ValueError(f"gpu_jobs_per_device must be an integer >= 1, got "
+                         f"{slots_per_device!r}")
+    return slots_per_device
 
 
 def _try_lock(path: Path) -> int | None:
@@ -145,8 +156,16 @@ def claim_gpu(
     lock_dir: str | os.PathLike[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     poll_interval: float = 0.5,
+    slots_per_device: int = 1,
 ) -> Iterator[str]:
-    """Hold one GPU for the duration of the `with` block; yields a torch device like "cuda:2".
+    """Hold one GPU slot for the duration of the `with` block; yields a torch device like
+    "cuda:2".
+
+    ``slots_per_device`` (config ``gpu_jobs_per_device``): how many jobs may hold one GPU at
+    once. A small tabular network leaves most of a GPU idle (its steps are bound by kernel
+    launches), so several jobs per GPU run side by side at little cost each. Slots are tried
+    slot-major (slot 0 of every device, then slot 1, ...), so jobs spread over the GPUs before
+    they share one.
 
     - CUDA_VISIBLE_DEVICES set inside a SLURM job, or naming exactly one device: the scheduler
       (or the user) already chose; yield "cuda:0" without locking.
@@ -157,6 +176,7 @@ def claim_gpu(
     - All busy: poll every `poll_interval` s until `timeout` s, then raise GpuUnavailableError.
       With Snakemake's `--resources gpu=N` equal to the number of GPUs this never waits.
     """
+    slots = check_slots(slots_per_device)
     visible = visible_devices()
     if visible is not None:
         if not visible:
@@ -177,12 +197,14 @@ def claim_gpu(
     _ensure_lock_dir(directory)
     deadline = time.monotonic() + timeout
     waiting_logged = False
+    candidates = [(slot, index, key) for slot in range(slots) for index, key in enumerate(keys)]
     while True:
-        for index, key in enumerate(keys):
-            fd = _try_lock(directory / _lock_name(key))
+        for slot, index, key in candidates:
+            lock = directory / _lock_name(key, slot)
+            fd = _try_lock(lock)
             if fd is None:
                 continue
-            log.info("claimed GPU %s as cuda:%d (lock %s)", key, index, directory / _lock_name(key))
+            log.info("claimed GPU %s slot %d as cuda:%d (lock %s)", key, slot, index, lock)
             try:
                 yield f"cuda:{index}"
             finally:
@@ -190,12 +212,13 @@ def claim_gpu(
             return
         if time.monotonic() >= deadline:
             raise GpuUnavailableError(
-                f"all {len(keys)} GPU slots in {directory} stayed busy for {timeout:.0f} s. "
-                "Run Snakemake with `--resources gpu=<number of GPUs>` so it never starts more "
-                "GPU jobs than there are GPUs, or check for stale processes holding the locks."
+                f"all {len(candidates)} GPU slots ({len(keys)} GPUs x {slots} jobs each) in "
+                f"{directory} stayed busy for {timeout:.0f} s. Run Snakemake with "
+                "`--resources gpu=<GPUs x gpu_jobs_per_device>` so it never starts more GPU "
+                "jobs than there are slots, or check for stale processes holding the locks."
             )
         if not waiting_logged:
-            log.info("all %d GPU slots busy; waiting up to %.0f s", len(keys), timeout)
+            log.info("all %d GPU slots busy; waiting up to %.0f s", len(candidates), timeout)
             waiting_logged = True
         time.sleep(min(poll_interval, max(0.0, deadline - time.monotonic())))
 
@@ -206,12 +229,15 @@ def acquire_device(
     allow_cpu_fallback: bool,
     lock_dir: str | os.PathLike[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    slots_per_device: int = 1,
 ) -> Iterator[str]:
-    """What a training job calls: "cpu", a pinned "cuda:<i>", or a claimed "cuda:<i>" held until
-    the block exits."""
+    """What a training job calls: "cpu", a pinned "cuda:<i>", or a claimed "cuda:<i>" (one of
+    ``slots_per_device`` slots of that GPU) held until the block exits."""
+    check_slots(slots_per_device)
     device = resolve_device(requested, allow_cpu_fallback)
     if device != "cuda":
         yield device
         return
-    with claim_gpu(lock_dir=lock_dir, timeout=timeout) as device:
+    with claim_gpu(lock_dir=lock_dir, timeout=timeout,
+                   slots_per_device=slots_per_device) as device:
         yield device
