@@ -11,12 +11,15 @@ file itself (so the replay always matches the records it checks against), i.e. o
 epoch) per (regime, stopping metric). Work is shared: one training per distinct config, up to
 the last epoch any stopping metric chose for it, keeping the logits of every needed epoch:
 
-* a trainer with ``logits_at(params, data, ctx, epochs)`` (XGBoost, LightGBM) trains up to the
-  last needed round and predicts at each needed round;
+* a :class:`~tabbench.models.base.ReplayableTrainer` (``logits_at``: XGBoost, LightGBM) trains
+  up to the last needed round and predicts at each needed round;
 * any other trainer is driven through its :class:`~tabbench.models.base.Trainer` chunks, which
   are dropped except at the needed epochs, and closed after the last needed one. Chunk length is
   a pure speed knob of the trainers (never changes the logits), so it is set to one epoch where
   the trainer exposes it (``chunk_epochs``): no epoch is trained past the last needed one.
+  A network job trained on the stacked path (its provenance says ``training: stacked``;
+  docs/design.md §15) is replayed through that path, each config as a group of one member: a
+  member's records do not depend on its group, so this reproduces them.
 
 ``ctx.n_epochs`` is the number of epochs the config was *recorded* with (not the config file's
 current value): RealMLP's schedules depend on the planned length, and the records are the truth
@@ -51,7 +54,14 @@ import pandas as pd
 
 from tabbench.diagnostics.paths import logits_key, replay_key, replay_sidecar
 from tabbench.io import atomic_path, write_json_atomic
-from tabbench.models.base import EpochChunk, SplitData, TrainContext
+from tabbench.models.base import (
+    EpochChunk,
+    ReplayableTrainer,
+    SplitData,
+    StackingTrainer,
+    TrainContext,
+)
+from tabbench.models.stacked.plan import STACKED
 
 #: default relative tolerance of the self-check (CPU training is bit-for-bit deterministic; the
 #: slack covers float32 logits vs the recorder's float64 sums)
@@ -151,17 +161,40 @@ def collect_epochs(chunks: Iterator[EpochChunk], epochs: Iterable[int]
     return out
 
 
+def member_chunks(trainer: StackingTrainer, params: Mapping[str, Any], data: SplitData,
+                  ctx: TrainContext) -> Iterator[EpochChunk]:
+    """One config trained through the stacked path, as a group of one member (the records of a
+    stacked job do not depend on the group, so this reproduces them): its chunks."""
+    groups = trainer.train_members([params], data, [ctx])
+    try:
+        for group in groups:
+            if 0 in group.failures:
+                raise group.failures[0]
+            if group.members[0] is not None:
+                yield group.members[0]
+    finally:
+        close = getattr(groups, "close", None)
+        if close is not None:
+            close()
+
+
 def train_snapshots(trainer: Any, params: Mapping[str, Any], data: SplitData, ctx: TrainContext,
-                    epochs: Iterable[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Logits of one config at ``epochs``: the trainer's ``logits_at`` if it has one, else its
-    chunks (module docstring)."""
+                    epochs: Iterable[int], stacked: bool = False
+                    ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Logits of one config at ``epochs``: the trainer's ``logits_at`` if it has one
+    (:class:`~tabbench.models.base.ReplayableTrainer`), else its chunks (module docstring);
+    ``stacked``: the job trained on the stacked path (docs/design.md §15), replayed through it."""
     epochs = sorted(set(int(e) for e in epochs))
-    fast = getattr(trainer, "logits_at", None)
-    if fast is not None:
-        got = fast(params, data, ctx, epochs)
+    if isinstance(trainer, ReplayableTrainer):
+        got = trainer.logits_at(params, data, ctx, epochs)
         return {e: (np.asarray(got[e][0], dtype=np.float32), np.asarray(got[e][1], np.float32))
                 for e in epochs}
     _one_epoch_chunks(trainer)
+    if stacked:
+        if not isinstance(trainer, StackingTrainer):
+            raise TypeError(f"the records were trained stacked, but {type(trainer).__name__} "
+                            "cannot train stacked (no train_members)")
+        return collect_epochs(member_chunks(trainer, params, data, ctx), epochs)
     return collect_epochs(trainer.train(params, data, ctx), epochs)
 
 
@@ -184,6 +217,7 @@ def replay_split(
     rtol: float = RTOL,
     trainer_factory: Callable[..., Any] | None = None,
     progress: TextIO | None = None,
+    stacked: bool = False,
 ) -> ReplayResult:
     """Replay every selection of one split's ``records`` (at least the columns of
     :data:`tabbench.select.READ_COLUMNS`) on ``data``; check and return the logits.
@@ -219,7 +253,7 @@ def replay_split(
                            n_epochs=int(n_epochs[c]), threads=int(threads), device=device)
         t0 = time.perf_counter()
         got = train_snapshots(trainer_factory(model, **options), json.loads(str(params[c])),
-                              data, ctx, epochs)
+                              data, ctx, epochs, stacked=stacked)
         dt = time.perf_counter() - t0
         trainer_seconds += dt
         snaps.update({(c, e): v for e, v in got.items()})
@@ -307,6 +341,7 @@ def run_replay_job(
     allow_cpu_fallback: bool = False,
     gpu_lock_dir: str | Path | None = None,
     gpu_claim_timeout: float | None = None,
+    gpu_jobs_per_device: int = 1,
     trainer_options: Mapping[str, Any] | None = None,
     rtol: float = RTOL,
     trainer_factory: Callable[..., Any] | None = None,
@@ -333,7 +368,8 @@ def run_replay_job(
         if is_network(model):
             dev = stack.enter_context(acquire_device(
                 device, allow_cpu_fallback, gpu_lock_dir,
-                DEFAULT_TIMEOUT_S if gpu_claim_timeout is None else gpu_claim_timeout))
+                DEFAULT_TIMEOUT_S if gpu_claim_timeout is None else gpu_claim_timeout,
+                gpu_jobs_per_device))
         else:
             dev = "cpu"
         for key, now in (("device", dev), ("threads", int(threads))):
@@ -343,8 +379,10 @@ def run_replay_job(
         data = load_split_data(processed_path, splits_path, split)
         result = replay_split(records, data, seed=seed, threads=threads, device=dev,
                               trainer_options=trainer_options, rtol=rtol,
-                              trainer_factory=trainer_factory, progress=stream)
-    result.sidecar["trained_with"] = {k: trained.get(k) for k in ("device", "threads", "commit")}
+                              trainer_factory=trainer_factory, progress=stream,
+                              stacked=trained.get("training") == STACKED)
+    result.sidecar["trained_with"] = {k: trained.get(k) for k in ("device", "threads", "commit",
+                                                                  "training", "members")}
     cost = result.sidecar["cost"]
     # the whole job (records, data, training, check), not only replay_split's part
     cost["replay_seconds"] = time.perf_counter() - t_start

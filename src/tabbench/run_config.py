@@ -49,15 +49,18 @@ from tabbench.layout import META, PathLike, ResultsLayout, read_run_config
 from tabbench.presets import PRESETS, coerce_cli_strings, resolve_config
 
 #: keys that may differ between invocations on one results folder: none of them changes what a
-#: train job records (threads and GPU claiming do not; ``figures_large_rows`` only redraws the
-#: summary and figures; ``replay_rtol`` is the replay self-check's tolerance; ``results_dir`` is
-#: how the folder is found)
+#: train job records (threads, GPU claiming and sharing, and the memory budget of a stacked
+#: group, which changes only how configs are grouped, do not; ``figures_large_rows`` only
+#: redraws the summary and figures; ``replay_rtol`` is the replay self-check's tolerance;
+#: ``results_dir`` is how the folder is found)
 INVOCATION_KEYS = frozenset({
     "results_dir",
     "train_threads",
     "allow_cpu_fallback",
     "gpu_lock_dir",
     "gpu_claim_timeout",
+    "gpu_jobs_per_device",
+    "network_memory_gb",
     "figures_large_rows",
     "replay_rtol",
 })

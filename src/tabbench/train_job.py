@@ -42,7 +42,7 @@ from tabbench.data.dataset import load_split_data
 from tabbench.gpu import DEFAULT_TIMEOUT_S, acquire_device
 from tabbench.io import write_json_atomic, write_parquet_atomic
 from tabbench.layout import failures_path, part_dir  # noqa: F401 - re-exported (callers, tests)
-from tabbench.models.base import TrainContext
+from tabbench.models.base import EpochChunk, StackingTrainer, TrainContext
 from tabbench.models.recorder import EpochRecorder, check_records, empty_records, params_json
 from tabbench.models.registry import (
     get_trainer,
@@ -50,6 +50,14 @@ from tabbench.models.registry import (
     n_epochs_for,
     non_default_options,
     resolve_trainer_options,
+)
+from tabbench.models.stacked.plan import (
+    DEFAULT_MEMORY_GB,
+    STACKED,
+    max_members,
+    parse_members,
+    plan_groups,
+    training_path,
 )
 from tabbench.provenance import (
     environment,
@@ -157,7 +165,10 @@ def run_train_job(
     allow_cpu_fallback: bool = False,
     gpu_lock_dir: str | os.PathLike[str] | None = None,
     gpu_claim_timeout: float = DEFAULT_TIMEOUT_S,
+    gpu_jobs_per_device: int = 1,
     trainer_options: Mapping[str, Any] | None = None,
+    members: int | str | None = None,
+    memory_gb: float = DEFAULT_MEMORY_GB,
     progress: TextIO | None = None,
     metrics: Any = None,
     trainer_factory: Any = None,
@@ -173,10 +184,18 @@ def run_train_job(
 
     Device: a model that is not a network (XGBoost) always trains on the CPU. A network gets
     ``device`` through :func:`tabbench.gpu.acquire_device`, held for the whole loop over
-    configs: plain ``cuda`` claims a free GPU with a file lock in ``gpu_lock_dir`` (waiting up
-    to ``gpu_claim_timeout`` seconds), so concurrent jobs on one machine never share a GPU;
+    configs: plain ``cuda`` claims a free GPU slot with a file lock in ``gpu_lock_dir`` (waiting
+    up to ``gpu_claim_timeout`` seconds; ``gpu_jobs_per_device`` slots per GPU), so concurrent
+    jobs on one machine never share a GPU beyond that;
     without CUDA the job falls back to the CPU with a warning if ``allow_cpu_fallback``, else
     fails with a clear error before training anything.
+
+    Training path (:mod:`tabbench.models.stacked.plan`): ``members`` (config
+    ``network_members``; None/``"auto"`` = the device's default, 1 = one config at a time, K =
+    stacked groups of at most K configs within ``memory_gb`` of estimated device memory) for a
+    network whose trainer can stack (:class:`tabbench.models.base.StackingTrainer`). Stacked
+    groups are written config by config when the group finishes, so a kill loses at most the
+    group in progress. The path is in the part folder's identity and the provenance.
     """
     stream = sys.stderr if progress is None else progress
     out_path = Path(out_path)
@@ -187,6 +206,9 @@ def run_train_job(
     # trained before an option existed (i.e. at its default) stay valid
     changed = non_default_options(model, options)
     shown = "".join(f" {k}={v}" for k, v in resolve_trainer_options(model, options).items())
+    members = parse_members(members)
+    if memory_gb is None or not float(memory_gb) > 0:
+        raise ValueError(f"memory_gb (config network_memory_gb) must be > 0, got {memory_gb!r}")
     ids = list(range(int(n_configs) + 1))
     plan = {
         c: (
@@ -199,58 +221,174 @@ def run_train_job(
         # first, so that a device problem fails the job before anything is read or written
         if is_network(model):
             dev = stack.enter_context(
-                acquire_device(device, allow_cpu_fallback, gpu_lock_dir, gpu_claim_timeout)
+                acquire_device(device, allow_cpu_fallback, gpu_lock_dir, gpu_claim_timeout,
+                               gpu_jobs_per_device)
             )
         else:
             dev = "cpu"
+        # a trainer is built here only where the stacked path would be taken
+        wants_stacking = is_network(model) and training_path(dev, members, True) == STACKED
+        trainer = make_trainer(model, **options) if wants_stacking else None
+        can_stack = isinstance(trainer, StackingTrainer)
+        path = training_path(dev, members, can_stack)
+        if members not in (None, 1) and not is_network(model):
+            raise ValueError(f"model {model!r} trains one config at a time: members "
+                             f"(network_members) must be 1 or auto, got {members}")
+        limit = max_members(dev, members, len(ids))
         identity = {"model": model, "dataset": dataset, "split": int(split), "seed": int(seed)}
         if changed:
             identity["trainer_options"] = changed
+        if path == STACKED:  # absent for the sequential path: part folders from before stay valid
+            identity["training"] = path
         _prepare_parts(parts, identity)
         data = load_split_data(processed_path, splits_path, split)
-        prov = to_parquet_metadata(environment(device=dev, threads=int(threads)))
+        env = environment(device=dev, threads=int(threads))
+        if is_network(model):
+            env["training"] = path
+            if path == STACKED:
+                env["members"] = int(limit)
+        prov = to_parquet_metadata(env)
         prog = _Progress(stream, f"{model}/{dataset}/split{split}",
                          sum(n for _, n in plan.values()))
+        stacking = f" training={path} members<={limit}" if path == STACKED else ""
+        if members not in (None, 1) and not can_stack:
+            stacking = f" (members={members} ignored: this trainer cannot stack configs)"
         prog.line(f"{len(ids)} configs, n_train={len(data.y_train)} n_val={len(data.y_val)} "
                   f"n_test={len(data.y_test)} classes={data.n_classes} threads={threads} "
-                  f"device={dev}{shown}")
+                  f"device={dev}{shown}{stacking}")
+        job = _Job(model, dataset, split, seed, data, plan, parts, prov, prog, stream, dev,
+                   int(threads), metrics, lambda: make_trainer(model, **options), len(ids))
+        pending = []
         for c in ids:
-            params, n_ep = plan[c]
-            pos = f"config {c} ({c + 1}/{len(ids)})"
-            if _load_done(parts, c, params, n_ep) is not None:
-                prog.skip(n_ep)
-                prog.line(f"{pos} already done (part file), not retrained")
-                continue
-            prog.line(f"{pos} training {n_ep} epochs, params {params_json(params)}")
-            recorder = EpochRecorder(
-                model=model, dataset=dataset, split=split, config=c, params=params,
-                y_val=data.y_val, y_test=data.y_test, n_train=len(data.y_train),
-                n_classes=data.n_classes, n_epochs=n_ep, metrics=metrics,
-            )
-            ctx = TrainContext(seed=train_seed(seed, dataset, split, model, c), n_epochs=n_ep,
-                               threads=int(threads), device=dev)
-            chunks = make_trainer(model, **options).train(params, data, ctx)
-            failure = None
-            while True:
-                try:
-                    chunk = next(chunks)
-                except StopIteration:
-                    break
-                except Exception as err:  # a failing config is recorded, the job goes on
-                    failure = _failure(c, params, n_ep, recorder.next_epoch - 1, err)
-                    break
-                recorder.add(chunk)  # metric errors are bugs: not caught
-                last = chunk.first_epoch + len(chunk.fit_seconds) - 1
-                prog.epochs(len(chunk.fit_seconds), f"{pos} epoch {last}/{n_ep}")
-            if failure is not None:
-                prog.skip(n_ep - (recorder.next_epoch - 1))
-                prog.line(f"{pos} FAILED: {failure['error_type']}: {failure['message']}")
-                stream.write(failure["traceback"])
-                write_json_atomic(failure, parts / f"config{c}.failure.json")
-                _free_gpu(dev)
-                continue
-            write_parquet_atomic(recorder.frame(), parts / f"config{c}.parquet", prov)
+            if _load_done(parts, c, *plan[c]) is not None:
+                prog.skip(plan[c][1])
+                prog.line(f"{job.position(c)} already done (part file), not retrained")
+            else:
+                pending.append(c)
+        if path == STACKED:
+            keys = {c: (trainer.stack_key(plan[c][0]), plan[c][1]) for c in pending}
+            sizes = {c: int(trainer.member_bytes(plan[c][0], data)) for c in pending}
+            groups = plan_groups(pending, keys, sizes, limit, float(memory_gb) * 2**30)
+            for g, group in enumerate(groups):
+                job.train_group(group, f"group {g + 1}/{len(groups)}")
+        else:
+            for c in pending:
+                job.train_config(c)
     return _finish(out_path, parts, plan, prog, prov)
+
+
+class _Job:
+    """One job's training loop state: trains a config (sequential path) or a group of configs
+    (stacked path) and writes each config's part file as soon as it is finished."""
+
+    def __init__(self, model, dataset, split, seed, data, plan, parts, prov, prog, stream,
+                 device, threads, metrics, new_trainer, n_ids) -> None:
+        self.model, self.dataset, self.split, self.seed = model, dataset, split, seed
+        self.data, self.plan, self.parts, self.prov = data, plan, parts, prov
+        self.prog, self.stream, self.device, self.threads = prog, stream, device, threads
+        self.metrics, self.new_trainer, self.n_ids = metrics, new_trainer, n_ids
+
+    def position(self, c: int) -> str:
+        return f"config {c} ({c + 1}/{self.n_ids})"
+
+    def recorder(self, c: int) -> EpochRecorder:
+        params, n_ep = self.plan[c]
+        d = self.data
+        return EpochRecorder(
+            model=self.model, dataset=self.dataset, split=self.split, config=c, params=params,
+            y_val=d.y_val, y_test=d.y_test, n_train=len(d.y_train), n_classes=d.n_classes,
+            n_epochs=n_ep, metrics=self.metrics,
+        )
+
+    def context(self, c: int) -> TrainContext:
+        return TrainContext(seed=train_seed(self.seed, self.dataset, self.split, self.model, c),
+                            n_epochs=self.plan[c][1], threads=self.threads, device=self.device)
+
+    def train_config(self, c: int) -> None:
+        params, n_ep = self.plan[c]
+        pos = self.position(c)
+        self.prog.line(f"{pos} training {n_ep} epochs, params {params_json(params)}")
+        recorder = self.recorder(c)
+        chunks = self.new_trainer().train(params, self.data, self.context(c))
+        failure = None
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                break
+            except Exception as err:  # a failing config is recorded, the job goes on
+                failure = _failure(c, params, n_ep, recorder.next_epoch - 1, err)
+                break
+            recorder.add(chunk)  # metric errors are bugs: not caught
+            last = chunk.first_epoch + len(chunk.fit_seconds) - 1
+            self.prog.epochs(len(chunk.fit_seconds), f"{pos} epoch {last}/{n_ep}")
+        self.finish_config(c, recorder, failure)
+
+    def train_group(self, group: list[int], label: str) -> None:
+        """The configs ``group`` as members of one stacked model; each member's failure is its
+        own (recorded, the others go on); an error of the whole group fails every member not
+        failed yet."""
+        n_ep = self.plan[group[0]][1]
+        names = ",".join(map(str, group))
+        self.prog.line(f"configs {names} ({label}, {len(group)} members) training {n_ep} "
+                       "epochs, params " + "; ".join(params_json(self.plan[c][0]) for c in group))
+        recorders = {c: self.recorder(c) for c in group}
+        failures: dict[int, dict[str, Any]] = {}
+        try:
+            chunks = self.new_trainer().train_members(
+                [self.plan[c][0] for c in group], self.data, [self.context(c) for c in group])
+        except Exception as err:
+            chunks, whole = iter(()), err
+        else:
+            whole = None
+        while whole is None:
+            try:
+                gc = next(chunks)
+            except StopIteration:
+                break
+            except Exception as err:  # e.g. out of memory: the group's unfinished members fail
+                whole = err
+                break
+            last = done = 0
+            for i, c in enumerate(group):
+                if c in failures:
+                    continue
+                if i in gc.failures:
+                    failures[c] = self.failure(c, recorders[c], gc.failures[i])
+                    continue
+                chunk: EpochChunk | None = gc.members[i]
+                if chunk is not None:
+                    recorders[c].add(chunk)  # metric errors are bugs: not caught
+                    done += len(chunk.fit_seconds)
+                    last = chunk.first_epoch + len(chunk.fit_seconds) - 1
+            if last:
+                self.prog.epochs(done, f"configs {names} ({label}, {len(group)} members) "
+                                       f"epoch {last}/{n_ep}")
+        if whole is not None:
+            for c in group:
+                if c not in failures:
+                    failures[c] = self.failure(c, recorders[c], whole)
+        for c in group:
+            self.finish_config(c, recorders[c], failures.get(c))
+
+    def failure(self, c: int, recorder: EpochRecorder, err: BaseException) -> dict[str, Any]:
+        params, n_ep = self.plan[c]
+        return _failure(c, params, n_ep, recorder.next_epoch - 1, err)
+
+    def finish_config(self, c: int, recorder: EpochRecorder,
+                      failure: dict[str, Any] | None) -> None:
+        """Write config ``c``'s part file: its records, or its failure with the traceback in the
+        job's log."""
+        n_ep = self.plan[c][1]
+        if failure is not None:
+            self.prog.skip(n_ep - (recorder.next_epoch - 1))
+            self.prog.line(f"{self.position(c)} FAILED: {failure['error_type']}: "
+                           f"{failure['message']}")
+            self.stream.write(failure["traceback"])
+            write_json_atomic(failure, self.parts / f"config{c}.failure.json")
+            _free_gpu(self.device)
+            return
+        write_parquet_atomic(recorder.frame(), self.parts / f"config{c}.parquet", self.prov)
 
 
 def _prepare_parts(parts: Path, identity: dict[str, Any]) -> None:

@@ -1,14 +1,14 @@
-"""The GPU-claim config keys (allow_cpu_fallback, gpu_lock_dir, gpu_claim_timeout) reach the
-NN train jobs' command lines under device: cuda, and only theirs (issue 7)."""
+"""The GPU-claim config keys (allow_cpu_fallback, gpu_lock_dir, gpu_claim_timeout,
+gpu_jobs_per_device) and the stacked path's (network_members, network_memory_gb) reach the NN
+train jobs' command lines under device: cuda, and only theirs (issues 7, 19)."""
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_train_rules import SRC, _jobs, make_project, snakemake  # noqa: E402
+from test_train_rules import _jobs, make_project, snakemake  # noqa: E402
 
 
 def torch_has_cuda():
@@ -31,9 +31,11 @@ def test_gpu_claim_flags_reach_nn_jobs_only(tmp_path):
     assert len(jobs) == 8
     for _, cmd in jobs:
         if "--model mlp" in cmd:
+            # on a GPU the networks train stacked (network_members null = auto)
             assert (
                 "--device cuda --allow-cpu-fallback true --gpu-lock-dir '/var/tmp/my locks'"
-                " --gpu-claim-timeout 120 --mlp-max-one-hot-levels 1000 > "
+                " --gpu-claim-timeout 120 --gpu-jobs-per-device 1 --mlp-max-one-hot-levels 1000"
+                " --members auto --network-memory-gb 4"
             ) in cmd, cmd
         else:
             assert "--device cpu > " in cmd, cmd
@@ -44,6 +46,21 @@ def test_cpu_runs_carry_no_gpu_flags(tmp_path):
     assert res.returncode == 0, res.stderr + res.stdout
     cmds = [cmd for _, cmd in _jobs(res)]
     assert cmds and all("--device cpu " in c and "--gpu-" not in c for c in cmds)
+    # auto on the CPU is the measured default: no --members unless it stacks there
+    from tabbench.models.stacked.plan import AUTO_CPU_MEMBERS
+
+    mlp = [c for c in cmds if "--model mlp" in c]
+    assert mlp and all(("--members" in c) == (AUTO_CPU_MEMBERS > 1) for c in mlp)
+
+
+def test_network_members_reach_the_cpu_jobs(tmp_path):
+    res = snakemake(make_project(tmp_path, network_members=8, network_memory_gb=2.5), "-n", "-p")
+    assert res.returncode == 0, res.stderr + res.stdout
+    for _, cmd in _jobs(res):
+        if "--model mlp" in cmd:
+            assert "--members 8 --network-memory-gb 2.5 > " in cmd, cmd
+        else:
+            assert "--members" not in cmd and "--network-memory-gb" not in cmd, cmd
 
 
 @pytest.mark.slow
@@ -59,15 +76,7 @@ def test_cuda_config_on_a_cpu_machine_falls_back_and_claim_settings_do_not_rerun
         n_splits=1,
         gpu_lock_dir=str(tmp_path / "locks"),
     )
-    launcher = tmp_path / "bin" / "tabbench"
-    launcher.parent.mkdir()
-    launcher.write_text(
-        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {SRC!r})\n"
-        "from tabbench import cli\nsys.exit(cli.main())\n"
-    )
-    launcher.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{launcher.parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    res = snakemake(project, "--resources", "gpu=1")
+    res = snakemake(project, "--resources", "gpu=1")  # (make_project's launcher: this checkout)
     assert res.returncode == 0, res.stderr[-3000:] + res.stdout[-3000:]
     for ds in ("toy", "toy2"):
         log = (project / "results" / "logs" / "train" / "mlp" / ds / "split0.log").read_text()
@@ -82,6 +91,42 @@ def test_cuda_config_on_a_cpu_machine_falls_back_and_claim_settings_do_not_rerun
         "--config",
         "gpu_claim_timeout=5",
         f"gpu_lock_dir={tmp_path / 'other'}",
+        "gpu_jobs_per_device=3",
+        "network_memory_gb=9",
     )
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-3000:]
+
+
+def test_a_stacked_study_records_every_epoch_and_switching_the_path_retrains(tmp_path):
+    """network_members: 3 trains the MLP jobs stacked through the real rule (every epoch of every
+    config recorded, the path in the provenance); the memory budget may change without a rerun,
+    switching the folder to one config at a time retrains the network jobs."""
+    import yaml
+
+    from tabbench.models.recorder import check_records
+    from tabbench.provenance import read_runs_provenance
+
+    project = make_project(tmp_path, models=["mlp"], n_splits=1, n_configs=3,
+                           network_members=3)
+    res = snakemake(project)
+    assert res.returncode == 0, res.stderr[-3000:] + res.stdout[-3000:]
+    import pandas as pd
+
+    for ds in ("toy", "toy2"):
+        runs = project / "results" / "runs" / "mlp" / ds / "split0.parquet"
+        check_records(pd.read_parquet(runs), {c: 2 for c in range(4)})
+        prov = read_runs_provenance(runs)
+        assert prov["training"] == "stacked" and prov["members"] == 3
+        log = (project / "results" / "logs" / "train" / "mlp" / ds / "split0.log").read_text()
+        assert "configs 0,1,2 (group 1/2, 3 members)" in log, log
+    again = snakemake(project, "-n", "--config", "network_memory_gb=1")
+    assert again.returncode == 0 and "rule train:" not in again.stdout + again.stderr
+    stored = project / "results" / "run_config.yaml"
+    cfg = yaml.safe_load(stored.read_text())
+    cfg["network_members"] = 1
+    stored.write_text(yaml.safe_dump(cfg))
+    switched = snakemake(project, "-n", "-p")
+    assert switched.returncode == 0, switched.stderr
+    cmds = [cmd for _, cmd in _jobs(switched)]
+    assert len(cmds) == 2 and all("--members" not in c for c in cmds)

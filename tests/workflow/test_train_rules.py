@@ -131,7 +131,7 @@ def test_mlp_one_hot_cap_reaches_mlp_jobs_only(tmp_path, cap, flag):
     assert len(cmds) == 8
     for cmd in cmds:
         if "--model mlp" in cmd:
-            assert f"--device cpu --mlp-max-one-hot-levels {flag} > " in cmd, cmd
+            assert f"--device cpu --mlp-max-one-hot-levels {flag} --network-memory-gb " in cmd, cmd
         else:
             assert "--mlp-" not in cmd, cmd
 

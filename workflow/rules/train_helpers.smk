@@ -2,6 +2,12 @@
 import shlex
 
 from tabbench.models.registry import get_model, is_network, model_names
+from tabbench.models.stacked.plan import (
+    DEFAULT_MEMORY_GB,
+    STACKED,
+    parse_members,
+    training_path,
+)
 from tabbench.presets import n_configs_for
 
 # the train rule's model wildcard: the registered models only
@@ -61,20 +67,43 @@ def train_gpu_flags(wildcards):
         f" --allow-cpu-fallback {str(bool(CFG.get('allow_cpu_fallback'))).lower()}"
         + (f" --gpu-lock-dir {shlex.quote(str(lock_dir))}" if lock_dir else "")
         + f" --gpu-claim-timeout {CFG.get('gpu_claim_timeout', 3600)}"
+        + f" --gpu-jobs-per-device {CFG.get('gpu_jobs_per_device', 1)}"
     )
+
+
+def train_members_flag(wildcards):
+    """`--members K|auto` of a network job on the stacked path (docs/design.md §15), else
+    empty: part of the plain params, so switching a folder between stacked and one config at a
+    time retrains its network jobs (the two paths agree within float rounding, not bit for
+    bit), while the sequential path's command is what it was before stacking existed."""
+    if not is_network(wildcards.model):
+        return ""
+    members = parse_members(CFG.get("network_members"))
+    if training_path(train_device(wildcards), members, True) != STACKED:
+        return ""
+    return f" --members {'auto' if members is None else members}"
+
+
+def train_network_flags(wildcards):
+    """How much device memory a stacked group may use: not a rerun trigger, since it changes
+    only how configs are grouped, never a member's records."""
+    if not is_network(wildcards.model):
+        return NotARerunTrigger("")
+    memory = CFG.get("network_memory_gb", DEFAULT_MEMORY_GB)
+    return NotARerunTrigger(f" --network-memory-gb {memory}")
 
 
 def train_option_flags(wildcards):
     """The model's trainer options (tabbench.models.registry.TrainerOption) from their config
-    keys <model>_<option> (e.g. mlp_max_one_hot_levels; null = none), or their defaults: plain
-    params, so changing an option retrains that model's jobs, and only those. Empty for a model
-    without options."""
+    keys <model>_<option> (e.g. mlp_max_one_hot_levels; null = none), or their defaults, and the
+    training path (train_members_flag): plain params, so changing an option retrains that
+    model's jobs, and only those. Empty for a model without options."""
     spec = get_model(wildcards.model)
     flags = ""
     for option in spec.options:
         value = CFG.get(option.config_key(spec.name), option.default)
         flags += f" {option.cli_flag(spec.name)} {option.cli_text(value)}"
-    return flags
+    return flags + train_members_flag(wildcards)
 
 
 def train_gpus(wildcards):

@@ -30,7 +30,8 @@ def _replay(args: argparse.Namespace) -> int:
                        threads=args.threads, device=args.device,
                        allow_cpu_fallback=args.allow_cpu_fallback,
                        gpu_lock_dir=args.gpu_lock_dir, gpu_claim_timeout=args.gpu_claim_timeout,
-                       trainer_options=options, rtol=args.rtol, progress=sys.stderr)
+                       gpu_jobs_per_device=args.gpu_jobs_per_device, trainer_options=options,
+                       rtol=args.rtol, progress=sys.stderr)
     except (ReplayMismatchError, GpuUnavailableError) as err:
         print(f"tabbench replay: error: {err}", file=sys.stderr)
         return 1

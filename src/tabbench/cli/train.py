@@ -12,6 +12,7 @@ from tabbench.cli.args import boolean, field_default, optional_str
 from tabbench.gpu import DEFAULT_TIMEOUT_S
 from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
+from tabbench.models.stacked.plan import DEFAULT_MEMORY_GB
 
 
 def _epochs_item(text: str) -> tuple[str, int]:
@@ -58,8 +59,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="e.g. xgboost_default=100 xgboost_tuned=1000 (or mlp=256)")
     p.add_argument("--seed", required=True, type=int)
     add_device_arguments(p)
+    p.add_argument("--members", type=_members, default=None, metavar="K|auto",
+                   help="config network_members: the most configs of a network job trained "
+                        "together as one stacked model (1 = one at a time; auto = every config "
+                        "on a GPU, the measured best on the CPU; docs/design.md §15)")
+    p.add_argument("--network-memory-gb", type=float, default=DEFAULT_MEMORY_GB,
+                   metavar="GB", help="config network_memory_gb: device memory a stacked "
+                   "group may use (groups are cut to fit)")
     add_trainer_option_arguments(p)
     p.set_defaults(func=run)
+
+
+def _members(text: str) -> int | None:
+    from tabbench.models.stacked.plan import parse_members
+
+    try:
+        return parse_members(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def add_device_arguments(p: argparse.ArgumentParser) -> None:
@@ -77,6 +94,8 @@ def add_device_arguments(p: argparse.ArgumentParser) -> None:
                         "(default <tmp>/tabbench-gpu-locks)")
     p.add_argument("--gpu-claim-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                    help="config gpu_claim_timeout: seconds to wait for a free GPU")
+    p.add_argument("--gpu-jobs-per-device", type=int, default=1, metavar="N",
+                   help="config gpu_jobs_per_device: jobs that may share one GPU")
 
 
 def add_trainer_option_arguments(p: argparse.ArgumentParser) -> None:
@@ -146,8 +165,9 @@ def run(args: argparse.Namespace) -> int:
                 n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
                 threads=args.threads, device=args.device,
                 allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
-                gpu_claim_timeout=args.gpu_claim_timeout, trainer_options=options,
-                progress=sys.stderr,
+                gpu_claim_timeout=args.gpu_claim_timeout,
+                gpu_jobs_per_device=args.gpu_jobs_per_device, trainer_options=options,
+                members=args.members, memory_gb=args.network_memory_gb, progress=sys.stderr,
             )
     except GpuUnavailableError as err:  # a clear one-line error, no traceback
         print(f"tabbench train: error: {err}", file=sys.stderr)
@@ -164,7 +184,13 @@ def _stopped_message(stop, args: argparse.Namespace) -> str:
 
     done = finished_configs(args.out)
     todo = [c for c in range(args.n_configs + 1) if c not in done]
-    lost = f"config {todo[0]} was in progress and is lost; " if todo else ""
+    if not todo:
+        lost = ""
+    elif len(todo) == 1:
+        lost = f"config {todo[0]} was in progress and is lost; "
+    else:  # one config was in progress, or a stacked group of several
+        lost = (f"config {todo[0]} was in progress and is lost (with the rest of its stacked "
+                f"group, if it had one; not yet trained: {', '.join(map(str, todo[1:]))}); ")
     kept = ", ".join(map(str, done)) or "none"
     return (
         f"tabbench train: stopped by {stop.signal_name}. Finished configs kept in "
