@@ -33,21 +33,30 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from tabbench.models.registry import get_model, is_network, model_names, paper_epochs
+from tabbench.presets import PRESETS
+
+
+def epochs_of(model: str, regime: str) -> int:
+    """The paper-protocol epochs of ``model``'s default config (regime ``default``) or its random
+    configs (``tuned``), from the model's registration."""
+    return paper_epochs()[get_model(model).epochs_key(0 if regime == "default" else 1)]
+
 REPO = Path(__file__).resolve().parents[1]
 YE_MANIFEST = REPO / "src" / "tabbench" / "data" / "ye2024_classification.csv"
 BUNDLED_MANIFEST = REPO / "data" / "demo" / "MANIFEST.csv"
 PAPER_HOURS = 40.0
-PAPER = {"n_splits": 5, "n_configs": 30, "max_rows": 100_000, "train_fraction": 0.64,
-         "epochs": {("xgboost", "default"): 100, ("xgboost", "tuned"): 1000,
-                    ("mlp", "default"): 256, ("mlp", "tuned"): 256,
-                    ("realmlp", "default"): 256, ("realmlp", "tuned"): 256}}
-NETWORKS = ("mlp", "realmlp")
+#: the paper preset's protocol (tabbench.presets; 64 % of the rows train: 20 % test, then 20 %
+#: of the rest validation, docs/design.md §3)
+PAPER = {"n_splits": PRESETS["paper"]["n_splits"], "n_configs": PRESETS["paper"]["n_configs"],
+         "max_rows": PRESETS["paper"]["max_rows"], "train_fraction": 0.8 * 0.8}
 BATCH = 256
 #: H200 per-batch training time (ms), docs/performance.md (MagicTelescope MLP 94 ms per epoch of
 #: 47 batches; adult RealMLP 449 ms per epoch of 122 batches)
@@ -62,6 +71,8 @@ GPU_FORWARD_SHARE = 0.021
 HOST_METRICS_S_PER_ROW = 1.38e-3 / 6_847
 
 _LINE = re.compile(r"config (\d+) \(\d+/\d+\) epoch (\d+)/(\d+) elapsed (\S+)")
+#: a stacked group's progress line (tabbench.train_job): its configs share its wall time
+_GROUP_LINE = re.compile(r"configs ([\d,]+) \([^)]*\) epoch (\d+)/(\d+) elapsed (\S+)")
 
 
 def parse_hms(text: str) -> float:
@@ -79,15 +90,18 @@ def config_walls(log: Path) -> dict[int, float] | None:
     text = log.read_text(errors="replace")
     if "already done (part file)" in text or "done:" not in text:
         return None
-    last: dict[int, float] = {}
+    last: dict[tuple[int, ...], float] = {}
     for m in _LINE.finditer(text):
-        last[int(m.group(1))] = parse_hms(m.group(4))
+        last[(int(m.group(1)),)] = parse_hms(m.group(4))
+    for m in _GROUP_LINE.finditer(text):
+        last[tuple(int(c) for c in m.group(1).split(","))] = parse_hms(m.group(4))
     if not last:
         return None
     walls, prev = {}, 0.0
-    for c in sorted(last):
-        walls[c] = max(last[c] - prev, 0.0)
-        prev = last[c]
+    for configs in sorted(last, key=lambda g: last[g]):  # in the order they finished
+        for c in configs:  # a group's wall is shared equally, as its fit_seconds
+            walls[c] = max(last[configs] - prev, 0.0) / len(configs)
+        prev = last[configs]
     return walls
 
 
@@ -192,33 +206,75 @@ def bundled_datasets() -> pd.DataFrame:
 PRESET_DATASETS = {"paper": paper_datasets, "bundled": bundled_datasets}
 
 
-def predict(coefs: dict, data: pd.DataFrame, gpu_ms: dict[str, float]) -> pd.DataFrame:
-    """Per model: predicted CPU core-hours of the preset's datasets ``data``, and for the
-    networks the GPU-hours (per-batch GPU time, the device's evaluation pass and the metrics
-    on the host: module docstring)."""
+def predict(coefs: dict, data: pd.DataFrame, gpu_ms: dict[str, float],
+            stacked_ms: dict[str, float] | None = None,
+            models: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per model (``models``: those measured, or the given ones): predicted CPU core-hours of
+    the preset's datasets ``data``, and for the networks the GPU-hours, one config at a time
+    (per-batch GPU time, the device's evaluation pass and the metrics on the host: module
+    docstring) and, with ``stacked_ms`` (GPU ms per member-step of stacked training), stacked."""
     x = design(data["n_train"], data["n_features"], k_eff(data["n_classes"]))
     rows = []
-    models = sorted({m for m, _ in coefs})
-    for model in models:
+    measured = sorted({m for m, _ in coefs})
+    for model in (measured if models is None else [m for m in models if m in measured]):
         cpu = 0.0
-        per_regime = {}
         for regime, n_cfg in (("default", 1), ("tuned", PAPER["n_configs"])):
             key = (model, regime) if (model, regime) in coefs else (model, "default")
             s_epoch = np.exp(x @ coefs[key])
-            epochs = PAPER["epochs"][(model, regime)]
-            per_regime[regime] = s_epoch * epochs * n_cfg * PAPER["n_splits"]
-            cpu += float(per_regime[regime].sum())
+            cpu += float((s_epoch * epochs_of(model, regime) * n_cfg * PAPER["n_splits"]).sum())
         row = {"model": model, "cpu_core_hours": cpu / 3600, "gpu_hours": np.nan,
+               "gpu_hours_stacked": np.nan,
                "regimes_measured": ",".join(sorted(r for m, r in coefs if m == model))}
-        if model in NETWORKS:
+        if is_network(model) and model in gpu_ms:
             n_eval = data["n_train"] / PAPER["train_fraction"] * (1 - PAPER["train_fraction"])
             batches = np.ceil(data["n_train"] / BATCH)
-            s_epoch = (batches * gpu_ms[model] / 1000 * (1 + GPU_FORWARD_SHARE)
-                       + HOST_METRICS_S_PER_ROW * n_eval)
-            total_epochs = PAPER["epochs"][(model, "default")] * (1 + PAPER["n_configs"])
-            row["gpu_hours"] = float((s_epoch * total_epochs * PAPER["n_splits"]).sum()) / 3600
+            member_epochs = PAPER["n_splits"] * (epochs_of(model, "default")
+                                                 + PAPER["n_configs"] * epochs_of(model, "tuned"))
+            host = HOST_METRICS_S_PER_ROW * n_eval  # per member-epoch, either path
+            for column, ms in (("gpu_hours", gpu_ms[model]),
+                               ("gpu_hours_stacked", (stacked_ms or {}).get(model))):
+                if ms is not None:
+                    s_epoch = batches * ms / 1000 * (1 + GPU_FORWARD_SHARE) + host
+                    row[column] = float((s_epoch * member_epochs).sum()) / 3600
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def stacked_op_ratios(models: Sequence[str], n_configs: int, rows: int = 2048,
+                      dataset: str = "MagicTelescope") -> dict[str, float]:
+    """Per network: ATen ops per member-step of one config at a time / of the job's
+    ``1 + n_configs`` configs stacked (grouped as a job groups them), counted on the CPU by
+    benchmarks/network_batching.py on ``rows`` training rows of a bundled dataset (the count
+    depends on shapes and groups, not on the number of rows)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import torch
+    from network_batching import measure
+    from recording_overhead import load_bundled
+
+    from tabbench.models.base import SplitData, TrainContext
+    from tabbench.models.registry import get_trainer
+    from tabbench.models.stacked.plan import plan_groups
+    from tabbench.search import sample_config
+
+    torch.set_num_threads(1)
+    full = load_bundled(str(REPO / "data" / "demo"), dataset)
+    data = SplitData(full.X_train.iloc[:rows], full.y_train[:rows], full.X_val.iloc[:256],
+                     full.y_val[:256], full.X_test.iloc[:256], full.y_test[:256],
+                     full.n_classes)
+    out = {}
+    for model in models:
+        cfgs = [sample_config(model, c, seed=0, dataset=dataset, split=0)
+                for c in range(n_configs + 1)]
+        ctxs = [TrainContext(seed=c, n_epochs=3) for c in range(len(cfgs))]
+        today = sum(measure(model, data, [p], [c], False, 1)["ops"]
+                    for p, c in zip(cfgs, ctxs, strict=True))
+        trainer = get_trainer(model)
+        keys = {c: trainer.stack_key(cfgs[c]) for c in range(len(cfgs))}
+        groups = plan_groups(list(range(len(cfgs))), keys, {}, len(cfgs), None)
+        stacked = sum(measure(model, data, [cfgs[c] for c in g], [ctxs[c] for c in g], True,
+                              1)["ops"] for g in groups)
+        out[model] = today / stacked
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -230,16 +286,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--gpus", type=int, default=4)
     ap.add_argument("--gpu-ms-per-batch", nargs="*", default=[], metavar="MODEL=MS",
                     help="H200 per-batch training time, e.g. mlp=2.0 realmlp=3.7")
+    ap.add_argument("--stacked-ms-per-member-step", nargs="*", default=[], metavar="MODEL=MS",
+                    help="GPU ms per member-step of stacked training, measured "
+                         "(benchmarks/network_batching.py --gpu); default: the launch-count "
+                         "proxy (the per-batch time / the ops ratio counted here)")
     args = ap.parse_args(argv)
     gpu_ms = dict(GPU_MS_PER_BATCH)
     for item in args.gpu_ms_per_batch:
         k, v = item.split("=")
         gpu_ms[k] = float(v)
+    measured_stacked = {k: float(v) for k, v in
+                        (item.split("=") for item in args.stacked_ms_per_member_step)}
 
     meas = measurements(args.results)
     coefs = fit_costs(meas)
     data = PRESET_DATASETS[args.preset]()
-    pred = predict(coefs, data, gpu_ms)
+    preset_models = [m for m in PRESETS[args.preset]["models"] if m in model_names()]
+    networks = [m for m in preset_models if is_network(m) and m in gpu_ms]
+    proxy = [m for m in networks if m not in measured_stacked]
+    ratios = stacked_op_ratios(proxy, PAPER["n_configs"]) if proxy else {}
+    stacked_ms = {**{m: gpu_ms[m] / r for m, r in ratios.items()}, **measured_stacked}
+    pred = predict(coefs, data, gpu_ms, stacked_ms, preset_models)
 
     n_jobs = meas[["model", "dataset", "split"]].drop_duplicates().shape[0]
     print(f"measured: {len(meas)} configs of {n_jobs} "
@@ -253,22 +320,50 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{np.array2string(coefs[(model, regime)], precision=2)}")
     print(f"\n{args.preset} preset: {len(data)} datasets, {PAPER['n_splits']} splits, default + "
           f"{PAPER['n_configs']} configs, epochs XGBoost 100/1000, networks 256")
-    xgb_wall = gpu_wall = 0.0
+    missing = sorted(set(preset_models) - set(pred["model"]))
+    if missing:
+        print(f"  (not in {args.results}, so not predicted: {', '.join(missing)})")
     for r in pred.itertuples():
         gpu = "" if math.isnan(r.gpu_hours) else f", {r.gpu_hours:8.1f} GPU-hours"
+        if not math.isnan(r.gpu_hours_stacked):
+            gpu += f" one config at a time, {r.gpu_hours_stacked:8.1f} stacked"
         print(f"  {r.model:8s} {r.cpu_core_hours:9.1f} CPU core-hours (1 thread){gpu}")
-        if r.model in NETWORKS:
-            gpu_wall += 0.0 if math.isnan(r.gpu_hours) else r.gpu_hours / args.gpus
-        else:
-            xgb_wall += r.cpu_core_hours / max(args.cores - args.gpus, 1)
-    wall = max(xgb_wall, gpu_wall)
-    print(f"\nwall on {args.cores} cores + {args.gpus} GPUs: CPU part {xgb_wall:.1f} h, "
-          f"GPU part {gpu_wall:.1f} h, side by side {wall:.1f} h"
-          + (f" = {wall / PAPER_HOURS:.2f} x the paper's ~{PAPER_HOURS:.0f} h"
+    net = pred["model"].map(is_network)
+    cpu_hours = float(pred.loc[~net, "cpu_core_hours"].sum())
+    gpu_hours = float(pred.loc[net, "gpu_hours"].sum())
+    stacked_hours = float(pred.loc[net, "gpu_hours_stacked"].sum())
+
+    def wall(gpu_total: float, cores: int, gpus: int) -> tuple[float, float, float]:
+        cpu_part = cpu_hours / max(cores - gpus, 1)  # one core feeds each GPU job
+        gpu_part = gpu_total / gpus
+        return cpu_part, gpu_part, max(cpu_part, gpu_part)
+
+    cpu_part, gpu_part, both = wall(gpu_hours, args.cores, args.gpus)
+    print(f"\none config at a time, wall on {args.cores} cores + {args.gpus} GPUs: CPU part "
+          f"{cpu_part:.1f} h, GPU part {gpu_part:.1f} h, side by side {both:.1f} h"
+          + (f" = {both / PAPER_HOURS:.2f} x the paper's ~{PAPER_HOURS:.0f} h"
              if args.preset == "paper" else ""))
     cpu_only = float(pred["cpu_core_hours"].sum())
     print(f"on {args.cores} cores without a GPU (every model on CPU, 1 thread per job): "
           f"{cpu_only / args.cores:.1f} h ({cpu_only:.0f} core-hours)")
+    if not networks:
+        return 0
+    print("\nstacked training (docs/design.md §15): GPU ms per member-step")
+    for m in networks:
+        if m in measured_stacked:
+            print(f"  {m:8s} {stacked_ms[m]:.4f} ms (measured, --stacked-ms-per-member-step)")
+        else:
+            print(f"  {m:8s} {stacked_ms[m]:.4f} ms = {gpu_ms[m]} ms per batch / {ratios[m]:.2f}"
+                  f" (ATen ops per member-step, one config at a time / the job's "
+                  f"{1 + PAPER['n_configs']} configs stacked, counted on this CPU): a "
+                  "launch-count proxy, not measured on a GPU")
+    for cores, gpus in ((16, 1), (args.cores, args.gpus)):
+        cpu_part, gpu_part, both = wall(stacked_hours, cores, gpus)
+        print(f"stacked, wall on {cores} cores + {gpus} GPU{'s' if gpus > 1 else ''}: CPU part "
+              f"{cpu_part:.1f} h, GPU part {gpu_part:.1f} h, side by side {both:.1f} h")
+    _, _, both = wall(stacked_hours, args.cores, args.gpus)
+    print(f"{args.preset} preset, stacked: networks {stacked_hours:.0f} GPU-hours; wall "
+          f"{both:.1f} h on {args.cores} cores + {args.gpus} GPUs")
     return 0
 
 
