@@ -142,7 +142,9 @@ def measurements(results: Path) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     if out.empty:
         raise SystemExit(f"no runs files under {results}/runs")
-    ratio = (out["wall"] / out["fit"]).groupby(out["model"]).median()
+    # a model without any usable log (e.g. a published folder that ships no logs) counts with
+    # its training time alone (ratio 1): recording is then left out, which the output says
+    ratio = (out["wall"] / out["fit"]).groupby(out["model"]).median().fillna(1.0)
     out["wall_ratio_filled"] = out["wall"].isna()
     out["wall"] = out["wall"].fillna(out["fit"] * out["model"].map(ratio))
     return out
@@ -302,7 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     coefs = fit_costs(meas)
     data = PRESET_DATASETS[args.preset]()
     preset_models = [m for m in PRESETS[args.preset]["models"] if m in model_names()]
-    networks = [m for m in preset_models if is_network(m) and m in gpu_ms]
+    measured = set(meas["model"])
+    networks = [m for m in preset_models if is_network(m) and m in gpu_ms and m in measured]
     proxy = [m for m in networks if m not in measured_stacked]
     ratios = stacked_op_ratios(proxy, PAPER["n_configs"]) if proxy else {}
     stacked_ms = {**{m: gpu_ms[m] / r for m, r in ratios.items()}, **measured_stacked}
@@ -311,7 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_jobs = meas[["model", "dataset", "split"]].drop_duplicates().shape[0]
     print(f"measured: {len(meas)} configs of {n_jobs} "
           f"jobs under {args.results} ({int(meas['wall_ratio_filled'].sum())} without a usable "
-          "log: wall = training x the model's median ratio)")
+          "log: wall = training x the model's median ratio, or x 1 for a model without any "
+          "log, which leaves its recording out)")
     for (model, regime), g in meas.groupby(["model", "regime"]):
         ratio = (g["wall"] / g["fit"]).median()
         print(f"  {model:8s} {regime:8s} {g['dataset'].nunique():3d} datasets "
@@ -323,6 +327,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = sorted(set(preset_models) - set(pred["model"]))
     if missing:
         print(f"  (not in {args.results}, so not predicted: {', '.join(missing)})")
+    for m in sorted(measured - set(preset_models)):
+        why = ("not registered here (no model of that name is installed)"
+               if m not in model_names() else f"not one of the {args.preset} preset's models")
+        print(f"  ({m}: measured in {args.results} but {why}: not costed)")
     for r in pred.itertuples():
         gpu = "" if math.isnan(r.gpu_hours) else f", {r.gpu_hours:8.1f} GPU-hours"
         if not math.isnan(r.gpu_hours_stacked):

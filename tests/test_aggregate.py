@@ -7,19 +7,16 @@ import pandas as pd
 import pytest
 
 from tabbench.aggregate import (
-    BASELINE,
     aggregate,
     aggregate_frames,
-    box_stats,
     dataset_means,
     dropped_splits,
     mean_best_epochs,
-    method_names,
     read_summary,
-    relative_difference,
     relative_differences,
     summarise,
 )
+from tabbench.methods import BASELINE, method_names
 from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
 
 
@@ -34,14 +31,6 @@ def sel_rows(rows: list[dict]) -> pd.DataFrame:
         row.update(r)
         out.append(row)
     return pd.DataFrame(out)[list(SELECTED_COLUMNS)]
-
-
-def test_relative_difference_and_clipping():
-    v = np.array([1.1, 0.5, 3.0, 0.0, 0.0, 1.0, np.nan, 2.0])
-    b = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, np.nan])
-    got = relative_difference(v, b)
-    np.testing.assert_allclose(got[:6], [10.0, -50.0, 100.0, -100.0, 0.0, 100.0])
-    assert np.isnan(got[6]) and np.isnan(got[7])
 
 
 def test_mean_over_splits_comes_before_the_ratio():
@@ -156,10 +145,6 @@ def test_summary_statistics_counts_and_wilcoxon():
     assert np.isnan(s.loc[("all", BASELINE), "p_wilcoxon"])
     large = s.loc[("large", "TS-Ref.+TS")]
     assert large["n"] == 2 and large["median"] == pytest.approx(-30.0)
-
-
-def test_box_stats_on_empty_input_are_nan():
-    assert all(np.isnan(v) for v in box_stats(np.array([])).values())
 
 
 def test_best_epochs_are_averaged_over_splits_for_default_models_only():

@@ -10,45 +10,76 @@ import pytest
 from tabbench.claims import (
     ALPHA,
     CLAIM_COLUMNS,
+    CLAIMS,
     INCONCLUSIVE,
-    MARGIN,
     N_MIN,
     NOT_REPRODUCED,
+    PROB,
     REPRODUCED,
+    Evidence,
     check_claims,
     claims_html,
     claims_markdown,
     verdict,
 )
+from tabbench.comparisons import Posterior, bayesian_signed_rank
 from tabbench.select import TEST_COLUMNS
+
+HIGH, LOW = PROB, 1 - PROB
+
+
+def post(better, equivalent, worse):
+    return Posterior(better, equivalent, worse)
 
 
 @pytest.mark.parametrize(
-    ("kind", "n", "median", "p", "expected"),
+    ("kind", "evidence", "expected"),
     [
-        ("better", N_MIN, -3.0, ALPHA / 2, REPRODUCED),
-        ("better", N_MIN, -3.0, 0.5, INCONCLUSIVE),  # right sign, not significant
-        ("better", N_MIN, +3.0, 0.001, NOT_REPRODUCED),  # wrong sign
-        ("better", N_MIN, 0.0, 0.5, NOT_REPRODUCED),  # no difference is no gain
-        ("better", N_MIN - 1, -30.0, 1e-9, INCONCLUSIVE),  # too few datasets
-        ("worse", N_MIN, +3.0, 0.01, REPRODUCED),
-        ("worse", N_MIN, -3.0, 0.01, NOT_REPRODUCED),
-        ("comparable", N_MIN, MARGIN / 2, 0.001, REPRODUCED),
-        ("comparable", N_MIN, -MARGIN * 3, 0.001, NOT_REPRODUCED),
-        ("comparable", N_MIN, MARGIN * 3, 0.3, INCONCLUSIVE),
-        ("no_worse", N_MIN, -10.0, 0.001, REPRODUCED),  # better is "no worse"
-        ("no_worse", N_MIN, MARGIN * 4, 0.001, NOT_REPRODUCED),
-        ("no_worse", N_MIN, MARGIN * 4, 0.2, INCONCLUSIVE),
-        ("better", 100, np.nan, np.nan, INCONCLUSIVE),
+        ("better", Evidence(N_MIN, posterior=post(HIGH, 0.0, 1 - HIGH)), REPRODUCED),
+        ("better", Evidence(N_MIN, posterior=post(0.6, 0.3, 0.1)), INCONCLUSIVE),
+        ("better", Evidence(N_MIN, posterior=post(LOW, 0.9, 0.05)), NOT_REPRODUCED),
+        ("better", Evidence(N_MIN - 1, posterior=post(1.0, 0.0, 0.0)), INCONCLUSIVE),
+        ("worse", Evidence(N_MIN, posterior=post(0.0, 0.02, 0.98)), REPRODUCED),
+        ("worse", Evidence(N_MIN, posterior=post(0.98, 0.02, 0.0)), NOT_REPRODUCED),
+        ("comparable", Evidence(N_MIN, posterior=post(0.01, 0.97, 0.02)), REPRODUCED),
+        ("comparable", Evidence(N_MIN, posterior=post(0.5, 0.02, 0.48)), NOT_REPRODUCED),
+        ("comparable", Evidence(N_MIN, posterior=post(0.3, 0.6, 0.1)), INCONCLUSIVE),
+        ("no_worse", Evidence(N_MIN, posterior=post(0.97, 0.03, 0.0)), REPRODUCED),
+        ("no_worse", Evidence(N_MIN, posterior=post(0.0, 0.03, 0.97)), NOT_REPRODUCED),
+        ("no_worse", Evidence(N_MIN, posterior=post(0.1, 0.5, 0.4)), INCONCLUSIVE),
+        ("better", Evidence(100), INCONCLUSIVE),  # nothing to decide on
+        # without a posterior (two groups of datasets): the median's sign and the p-value
+        ("better", Evidence(N_MIN, median=-3.0, p=ALPHA / 2), REPRODUCED),
+        ("better", Evidence(N_MIN, median=-3.0, p=0.5), INCONCLUSIVE),
+        ("better", Evidence(N_MIN, median=3.0, p=0.001), NOT_REPRODUCED),
+        ("sometimes_better", Evidence(N_MIN, wins_beyond_rope=1), REPRODUCED),
+        ("sometimes_better", Evidence(N_MIN, wins_beyond_rope=0), NOT_REPRODUCED),
+        ("best_ranked", Evidence(N_MIN, p=0.001, ranks=(1.5, 2.0), best_other_rank=3.0,
+                                 cd=2.0), REPRODUCED),
+        ("best_ranked", Evidence(N_MIN, p=0.3, ranks=(1.5, 2.0), best_other_rank=3.0,
+                                 cd=2.0), INCONCLUSIVE),
+        ("best_ranked", Evidence(N_MIN, p=0.001, ranks=(1.5, 5.0), best_other_rank=2.0,
+                                 cd=2.0), NOT_REPRODUCED),
+        ("best_ranked", Evidence(N_MIN, p=0.001, ranks=(1.5, 3.5), best_other_rank=2.0,
+                                 cd=2.0), INCONCLUSIVE),  # another ranks between, not far
     ],
 )
-def test_verdict_rule(kind, n, median, p, expected):
-    assert verdict(kind, n, median, p) == expected
+def test_verdict_rule(kind, evidence, expected):
+    assert verdict(kind, evidence) == expected
 
 
 def test_unknown_kind_is_an_error():
     with pytest.raises(ValueError, match="unknown claim kind 'bigger'"):
-        verdict("bigger", 10, 1.0, 0.01)
+        verdict("bigger", Evidence(10))
+
+
+def test_a_no_worse_claim_does_not_pass_on_a_small_median_with_only_ties_and_losses():
+    """The case that motivated the Bayesian rule: median +0.22 %, 0 wins, 3 ties, 3 losses
+    passed the old |median| <= 1 % rule; the posterior does not support "no worse"."""
+    rel = np.array([0.0, 0.0, 0.0, 0.44, 2.0, 3.0])
+    assert np.median(rel) == pytest.approx(0.22)
+    assert verdict("no_worse", Evidence(len(rel), posterior=bayesian_signed_rank(rel))) != (
+        REPRODUCED)
 
 
 def means_frame(values: dict[tuple[str, str, str], list[float]], n_rows: list[int],
@@ -119,7 +150,9 @@ def test_comparable_claims_use_the_margin_and_cv5_is_compared_with_ts_ref():
                          ("xgboost", "default", "ts_ref_cv5"): cv5}, LARGE)
     row = _row(check_claims(means, large_rows=10_000), "cv5_as_good")
     assert row["versus"] == "TS-Ref.+TS"
-    assert abs(row["median"]) <= MARGIN and row["verdict"] == REPRODUCED
+    assert abs(row["median"]) <= row["rope"] and row["p_equivalent"] >= PROB
+    assert row["verdict"] == REPRODUCED
+    assert row["median_lo"] <= row["median"] <= row["median_hi"]
 
 
 def test_realmlp_only_claim_and_absent_methods_give_no_rows():
@@ -159,12 +192,78 @@ def test_best_epoch_claims_compare_chosen_epochs_of_default_configs():
               ("mlp", "default", "brier"): [9.0] * 8}
     means = means_frame({k: BASE for k in epochs}, [2_000] * 8, epochs=epochs)
     claims = check_claims(means, large_rows=10_000)
-    later = _row(claims, "logloss_stops_before_ts_ref", "mlp")
+    later = _row(claims, "logloss_stops_before_ts_ref_all", "mlp")
     assert later["metric"] == "epoch" and later["subset"] == "all"
     # +50, +40, +30, +100, +100 (clipped), +20, +10, +60 % -> median 45 %
     assert later["median"] == pytest.approx(45.0) and later["verdict"] == REPRODUCED
-    brier = _row(claims, "brier_stops_later", "mlp")
+    brier = _row(claims, "brier_stops_later_all", "mlp")
     assert brier["median"] == pytest.approx(-10.0) and brier["verdict"] == NOT_REPRODUCED
+    # the paper's view (one point per (dataset, split), large datasets): none large here
+    paper = _row(claims, "logloss_stops_before_ts_ref", "mlp")
+    assert paper["n"] == 0 and paper["verdict"] == INCONCLUSIVE
+
+
+def test_fig_g5_claims_take_one_point_per_dataset_and_split_on_large_datasets():
+    """Two splits per dataset: 6 large datasets give 12 points; the chosen epochs of the
+    second split contradict the first ones', which a per-dataset mean would hide."""
+    rows = []
+    for i in range(6):
+        for split, (ll, acc, auroc) in enumerate([(10.0, 30.0, 20.0), (10.0, 31.0, 19.0)]):
+            for stopping, epoch in (("logloss", ll), ("error", acc), ("auroc", auroc)):
+                row = {c: 1.0 for c in TEST_COLUMNS}
+                row.update(model="xgboost", dataset=f"d{i}", split=split, regime="default",
+                           stopping=stopping, n_rows=50_000, n_classes=2, epoch=epoch)
+                rows.append(row)
+    claims = check_claims(pd.DataFrame(rows), large_rows=10_000)
+    late = _row(claims, "accuracy_stops_late")
+    assert (late["unit"], late["n"]) == ("split", 12) and late["verdict"] == REPRODUCED
+    middle = _row(claims, "auroc_stops_before_accuracy")
+    assert middle["n"] == 12 and middle["verdict"] == REPRODUCED
+    assert _row(claims, "auroc_stops_in_the_middle")["verdict"] == REPRODUCED
+
+
+def test_sometimes_better_needs_one_win_beyond_the_rope():
+    acc = [1.0] * 8
+    ts = [1.0] * 7 + [0.97]  # one dataset 3 % lower in error than tuning on accuracy
+    means = means_frame({("xgboost", "tuned", "error"): acc, ("xgboost", "tuned", "ts_ref"): ts},
+                        LARGE, metric="test_error_ts")
+    row = _row(check_claims(means, large_rows=10_000), "ts_ref_sometimes_beats_accuracy",
+               regime="tuned")
+    assert row["wins_beyond_rope"] == 1 and row["verdict"] == REPRODUCED
+    means = means_frame({("xgboost", "tuned", "error"): acc,
+                         ("xgboost", "tuned", "ts_ref"): [1.0] * 7 + [0.995]}, LARGE,
+                        metric="test_error_ts")
+    row = _row(check_claims(means, large_rows=10_000), "ts_ref_sometimes_beats_accuracy",
+               regime="tuned")
+    assert row["wins_beyond_rope"] == 0 and row["verdict"] == NOT_REPRODUCED
+
+
+def test_best_ranked_claim_uses_the_mean_ranks_of_the_stopping_methods():
+    # TS-Ref. lowest and TS-Ref.-5CV second on every one of 8 large datasets; the others
+    # (logloss, brier, error) above: the two best mean ranks, Friedman significant
+    order = {"ts_ref": 0.90, "ts_ref_cv5": 0.91, "logloss": 1.0, "brier": 1.01, "error": 1.1}
+    noise = np.linspace(0, 0.001, 8)
+    means = means_frame({("xgboost", "default", s): list(v + noise) for s, v in order.items()},
+                        LARGE)
+    row = _row(check_claims(means, large_rows=10_000), "ts_ref_and_cv5_best")
+    assert (row["mean_rank"], row["mean_rank_other"], row["best_other_rank"]) == (1.0, 2.0, 3.0)
+    assert row["n"] == 8 and row["p_wilcoxon"] < ALPHA and row["verdict"] == REPRODUCED
+    # accuracy stopping best everywhere instead: far better than the worse of the two
+    order["error"] = 0.5
+    means = means_frame({("xgboost", "default", s): list(v + noise) for s, v in order.items()},
+                        LARGE)
+    row = _row(check_claims(means, large_rows=10_000), "ts_ref_and_cv5_best")
+    assert row["best_other_rank"] == 1.0 and row["verdict"] in (NOT_REPRODUCED, INCONCLUSIVE)
+    assert row["mean_rank_other"] - row["best_other_rank"] == pytest.approx(2.0)
+
+
+def test_every_claim_has_a_known_kind_unit_and_subset():
+    from tabbench.claims import KINDS
+
+    assert len({c.id for c in CLAIMS}) == len(CLAIMS)
+    for c in CLAIMS:
+        assert c.kind in KINDS and c.unit in ("dataset", "split")
+        assert c.subset in ("all", "large", "large_vs_small")
 
 
 def test_claims_are_written_with_the_summary(tmp_path):

@@ -27,7 +27,8 @@ from fixtures.plugin_dists import (
     write_model_plugin,
 )
 
-from tabbench.aggregate import aggregate_frames, method_names
+from tabbench.aggregate import aggregate_frames
+from tabbench.methods import method_names
 from tabbench.metrics.registry import (
     get_stopping_metric,
     stopping_metrics,

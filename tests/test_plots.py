@@ -189,3 +189,32 @@ def test_cli_regenerates_from_a_results_folder(results, drawn, tmp_path):
     assert counts["recomputed"] == counts["pairs"] == len(MODELS) * len(DATASETS)
     again = aggregate_frames(selected, results / "runs", 10_000)
     pd.testing.assert_frame_equal(again["relative"], summary["relative"])
+
+
+def test_cd_diagrams_draw_the_summarys_mean_ranks(tmp_path):
+    """The ranks table of hand-built selected rows (TS-Ref. stopping best on every dataset)
+    becomes one CD panel per (subset, model, regime), drawing exactly the table's ranks."""
+    from tabbench.aggregate import rank_table
+    from tabbench.plots.ranks import cd_diagrams
+    from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
+
+    rows = []
+    for i in range(6):
+        for stopping, v in (("ts_ref", 0.9), ("logloss", 1.0), ("error", 1.2)):
+            row = {c: 1.0 for c in TEST_COLUMNS}
+            row.update(model="mlp", regime="default", dataset=f"d{i}", split=0, config=0,
+                       epoch=1, val=0.0, n_candidates=1, n_skipped=0, beta=1.0,
+                       fit_seconds=1.0, params="{}", n_train=640, n_val=160, n_test=200,
+                       n_classes=2, n_rows=20_000, stopping=stopping,
+                       test_logloss_ts=v + 0.001 * i)
+            rows.append(row)
+    ranks = rank_table(pd.DataFrame(rows)[list(SELECTED_COLUMNS)], large_rows=10_000)
+    assert set(ranks["subset"]) == {"all", "large"}
+    drawn = cd_diagrams({"ranks": ranks}, tmp_path)
+    assert sorted(drawn["panels"]) == ["all/mlp/default", "large/mlp/default"]
+    panel = drawn["panels"]["all/mlp/default"]
+    assert panel["mean_ranks"] == {"TS-Ref.+TS": 1.0, "Logloss+TS": 2.0, "Accuracy+TS": 3.0}
+    assert panel["cd"] == pytest.approx(float(ranks["cd"].iloc[0]))
+    assert all(p.exists() for p in drawn["files"])
+    empty = cd_diagrams({"ranks": ranks.iloc[:0]}, tmp_path / "empty")
+    assert empty["panels"] == {} and all(p.exists() for p in empty["files"])

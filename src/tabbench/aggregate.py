@@ -1,85 +1,51 @@
-"""From selected rows to the paper's comparisons (docs/design.md §7).
+"""From selected rows to the summary tables of the paper's comparisons (docs/design.md §7).
 
-A *method* is a (stopping metric, ±TS) pair: stop on ``val_<stopping>``, then report the test
-metric raw or after temperature scaling fit on validation (``test_<m>_ts``). The paper compares
-every method with the baseline "logloss stopping + TS" (Berta et al. 2025, Sec. 4, Fig. 5):
+A *method* (:mod:`tabbench.methods`) is a (stopping metric, ±TS) pair; every method is
+compared with the baseline "logloss stopping + TS" on every test metric by
+:mod:`tabbench.comparisons` (the same pairing of splits, relative differences and statistics
+as the claims and the diagnostics):
 
-    per (model, regime, dataset):  m̄_A = mean over splits of the test metric of method A
+    per (model, regime, dataset):  m̄_A = mean over the splits shared with the baseline
     relative difference:            r_A = 100 · (m̄_A / m̄_base − 1)  %, clipped to [−100, 100]
 
-The mean over splits comes *before* the ratio (a ratio of means, not a mean of ratios), as in
-the paper's code. Clipping keeps a few datasets with a near-zero baseline (e.g. error 0) from
-dominating a mean; medians and quantiles are unaffected by it.
-
-A method and the baseline are averaged over the *same* splits: a split where either has no
-selection (a config that failed everywhere, a missing runs file) or a non-finite test value is
-dropped for that comparison, and counted in ``meta.json`` (``dropped_splits``). Otherwise a
-method could be compared on splits 0–4 with a baseline averaged over splits 0–2.
-
-The methods follow from the registry of stopping metrics (:mod:`tabbench.metrics.registry`):
-``"<label>+TS"`` for every registered metric, and ``"<label>"`` (raw) where the metric asks for
-it; the paper's Fig. 5 methods come first, in its order, then the others in registry order.
+A split where the method or the baseline has no selection (a config that failed everywhere, a
+missing runs file) or a non-finite test value is dropped from that comparison and counted in
+``meta.json`` (``dropped_splits``). The summary gives, per (subset, model, regime, metric,
+method), the box statistics of the r over datasets, wins/ties/losses, the Wilcoxon p, the
+Bayesian signed-rank probabilities within a ROPE and a bootstrap interval of the median; the
+ranks table the mean ranks of the stopping methods (Friedman, Nemenyi's critical difference).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from tabbench import comparisons as cmp
 from tabbench.io import write_json_atomic, write_parquet_atomic, write_text_atomic
 from tabbench.layout import runs_file
-from tabbench.metrics.registry import get_stopping_metrics
+from tabbench.methods import BASELINE, method_names, ts_method_names
 from tabbench.provenance import gather, read_runs_provenance
-from tabbench.runs_schema import TEST_METRIC_IDS, test_column, val_column
+from tabbench.runs_schema import TEST_METRIC_IDS, val_column
 from tabbench.select import TEST_COLUMNS
 
 #: rows from which a dataset counts as "large" (paper Fig. 5: ≥ 10K samples)
 LARGE_ROWS = 10_000
-CLIP = 100.0
-
-
-@dataclass(frozen=True)
-class Method:
-    """Stop on ``stopping``; report the test metric after TS if ``ts``."""
-
-    name: str
-    stopping: str
-    ts: bool
-
-
-BASELINE = "Logloss+TS"
-#: the paper's Fig. 5: its four methods in its order (the figures show them first)
-FIG5_METHODS: tuple[str, ...] = ("Logloss", "Logloss+TS", "TS-Ref.+TS", "Accuracy+TS")
-
-
-def methods() -> tuple[Method, ...]:
-    """Every method of the registered stopping metrics, in the order the figures show them
-    (module docstring)."""
-    out = []
-    for metric in get_stopping_metrics().values():
-        if metric.raw_method:
-            out.append(Method(metric.method_name(ts=False), metric.id, False))
-        out.append(Method(metric.method_name(ts=True), metric.id, True))
-    rank = {name: i for i, name in enumerate(FIG5_METHODS)}
-    return tuple(sorted(out, key=lambda m: rank.get(m.name, len(rank))))  # stable
-
-
-def method_names() -> tuple[str, ...]:
-    return tuple(m.name for m in methods())
-
 
 SUBSETS: tuple[str, ...] = ("all", "large")
+#: the test metric whose ranks the ranks table and the CD diagrams show (the paper's main one)
+RANK_METRIC = "logloss"
 
 #: the files :func:`aggregate` writes into its output folder
 SUMMARY_FILES: dict[str, str] = {
     "dataset_means": "dataset_means.parquet",
     "relative": "relative.parquet",
     "summary": "summary.parquet",
+    "ranks": "ranks.parquet",
     "best_epochs": "best_epochs.parquet",
     "best_epochs_summary": "best_epochs_summary.parquet",
     "curve": "curve.parquet",
@@ -116,159 +82,143 @@ def dataset_means(selected: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def relative_difference(value: np.ndarray, base: np.ndarray, clip: float = CLIP) -> np.ndarray:
-    """``100·(value/base − 1)`` clipped to [−clip, clip]; exactly 0 where value == base (also
-    when both are 0), ±clip where base == 0 < |value|, NaN where either is NaN."""
-    value = np.asarray(value, dtype=float)
-    base = np.asarray(base, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = 100.0 * (value / base - 1.0)
-        rel = np.where(value == base, 0.0, rel)
-        rel = np.where((base == 0) & (value != 0), np.sign(value) * np.inf, rel)
-    return np.clip(rel, -clip, clip)
-
-
-_GROUP = ["model", "dataset", "regime"]
 _REL_COLUMNS = ["model", "regime", "metric", "method", "dataset", "value", "baseline",
                 "rel_diff", "n_rows", "n_splits", "large"]
 
 
-def split_values(selected: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Long table (model, dataset, regime, split, method, value, n_rows) of one test metric for
-    every method whose stopping metric the selection holds."""
+def paired_with_baseline(selected: pd.DataFrame, metrics: Sequence[str] = TEST_METRIC_IDS,
+                         baseline: str = BASELINE) -> pd.DataFrame:
+    """Every method beside the baseline, split by split, for every metric
+    (:func:`tabbench.comparisons.paired_splits` with a ``metric`` column)."""
     parts = []
-    for m in methods():
-        sub = selected[selected["stopping"] == m.stopping]
-        if sub.empty:
-            continue
-        parts.append(pd.DataFrame({
-            "model": sub["model"].to_numpy(),
-            "dataset": sub["dataset"].to_numpy(),
-            "regime": sub["regime"].to_numpy(),
-            "split": sub["split"].to_numpy(),
-            "method": m.name,
-            "value": sub[test_column(metric, m.ts)].to_numpy(dtype=float),
-            "n_rows": sub["n_rows"].to_numpy(),
-        }))
+    for metric in metrics:
+        pairs = cmp.paired_splits(cmp.method_values(selected, metric), baseline)
+        if not pairs.empty:
+            parts.append(pairs.assign(metric=metric))
     if not parts:
-        return pd.DataFrame(columns=[*_GROUP, "split", "method", "value", "n_rows"])
+        return pd.DataFrame(columns=[*cmp.PAIR_COLUMNS, "metric"])
     return pd.concat(parts, ignore_index=True)
 
 
-def paired_splits(selected: pd.DataFrame, metric: str, baseline: str = BASELINE
-                  ) -> pd.DataFrame:
-    """Per (model, dataset, regime, method) and every split that the method *or* the baseline
-    has: the method's and the baseline's test value, and ``paired`` = both are finite (the
-    splits a comparison may use)."""
-    vals = split_values(selected, metric)
-    if vals.empty:
-        return pd.DataFrame(columns=[*_GROUP, "method", "split", "value", "baseline", "n_rows",
-                                     "paired"])
-    base = (vals[vals["method"] == baseline][[*_GROUP, "split", "value"]]
-            .rename(columns={"value": "baseline"}))
-    groups = vals[[*_GROUP, "method"]].drop_duplicates()
-    base_splits = groups.merge(base[[*_GROUP, "split"]], on=_GROUP)
-    keys = (pd.concat([vals[[*_GROUP, "method", "split"]], base_splits], ignore_index=True)
-            .drop_duplicates())
-    sizes = selected.groupby(["model", "dataset"], sort=False)["n_rows"].max().rename("n_rows")
-    out = (keys.merge(vals.drop(columns="n_rows"), on=[*_GROUP, "method", "split"], how="left")
-           .merge(base, on=[*_GROUP, "split"], how="left")
-           .merge(sizes.reset_index(), on=["model", "dataset"], how="left"))
-    out["paired"] = np.isfinite(out["value"].astype(float)) & np.isfinite(
-        out["baseline"].astype(float))
-    return out
-
-
 def relative_differences(selected: pd.DataFrame, metrics: Sequence[str] = TEST_METRIC_IDS,
-                         baseline: str = BASELINE, large_rows: int = LARGE_ROWS
-                         ) -> pd.DataFrame:
+                         baseline: str = BASELINE, large_rows: int = LARGE_ROWS,
+                         pairs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every method's relative difference to ``baseline``, per (model, regime, dataset, metric),
-    from the selected rows (one per split): both means over the splits they share
-    (:func:`paired_splits`); ``n_splits`` counts those. A (method, dataset) without any shared
-    split has no row."""
-    parts = []
-    for metric in metrics:
-        pairs = paired_splits(selected, metric, baseline)
-        pairs = pairs[pairs["paired"]]
-        if pairs.empty:
-            continue
-        g = pairs.groupby([*_GROUP, "method"], sort=False)
-        means = g[["value", "baseline"]].mean()
-        means["n_splits"] = g.size()
-        means["n_rows"] = g["n_rows"].max()
-        means = means.reset_index()
-        means["metric"] = metric
-        means["rel_diff"] = relative_difference(means["value"], means["baseline"])
-        parts.append(means[np.isfinite(means["rel_diff"])])
+    from the selected rows (one per split): both means over the splits they share; ``n_splits``
+    counts those. A (method, dataset) without any shared split has no row. ``pairs``: the
+    :func:`paired_with_baseline` table, if already built."""
+    if pairs is None:
+        pairs = paired_with_baseline(selected, metrics, baseline)
+    parts = [cmp.dataset_differences(g).assign(metric=metric)
+             for metric, g in pairs.groupby("metric", sort=False)]
+    parts = [p for p in parts if not p.empty]
     if not parts:
         return pd.DataFrame(columns=_REL_COLUMNS)
-    out = pd.concat(parts, ignore_index=True)
+    out = pd.concat(parts, ignore_index=True).rename(columns={"other": "baseline"})
     out["large"] = out["n_rows"] >= large_rows
     order = {name: i for i, name in enumerate(method_names())}
+    metric_order = {m: i for i, m in enumerate(TEST_METRIC_IDS)}
     out["_o"] = out["method"].map(order)
-    out = out.sort_values(["model", "regime", "metric", "_o", "dataset"], kind="stable")
+    out["_m"] = out["metric"].map(metric_order)
+    out = out.sort_values(["model", "regime", "_m", "_o", "dataset"], kind="stable")
     return out[_REL_COLUMNS].reset_index(drop=True)
 
 
 def dropped_splits(selected: pd.DataFrame, metrics: Sequence[str] = TEST_METRIC_IDS,
-                   baseline: str = BASELINE) -> dict[str, object]:
+                   baseline: str = BASELINE, pairs: pd.DataFrame | None = None
+                   ) -> dict[str, object]:
     """Splits left out of the comparisons because the method or the baseline has no finite
     value there: ``{"total": n, "by": [{model, regime, metric, method, n}, ...]}`` (non-zero
     counts only), for ``meta.json``."""
+    if pairs is None:
+        pairs = paired_with_baseline(selected, metrics, baseline)
     by = []
-    for metric in metrics:
-        pairs = paired_splits(selected, metric, baseline)
-        if pairs.empty:
-            continue
-        lost = pairs[~pairs["paired"].astype(bool)]
-        for (model, regime, method), g in lost.groupby(["model", "regime", "method"], sort=True):
-            by.append({"model": str(model), "regime": str(regime), "metric": metric,
-                       "method": str(method), "n": int(len(g))})
+    lost = pairs[~pairs["paired"].astype(bool)]
+    order = {m: i for i, m in enumerate(metrics)}
+    for (metric, model, regime, method), g in sorted(
+            lost.groupby(["metric", "model", "regime", "method"], sort=False),
+            key=lambda kv: (order.get(kv[0][0], len(order)), *map(str, kv[0][1:]))):
+        by.append({"model": str(model), "regime": str(regime), "metric": metric,
+                   "method": str(method), "n": int(len(g))})
     return {"total": int(sum(r["n"] for r in by)), "by": by}
 
 
-def box_stats(values: np.ndarray) -> dict[str, float]:
-    """The numbers a box of the figures shows: whiskers at the 10%/90% quantiles, box at the
-    quartiles (linear interpolation, as numpy and matplotlib compute them)."""
-    v = np.asarray(values, dtype=float)
-    if len(v) == 0:
-        return {k: np.nan for k in ("median", "mean", "q10", "q25", "q75", "q90")}
-    q10, q25, q50, q75, q90 = np.quantile(v, [0.1, 0.25, 0.5, 0.75, 0.9])
-    return {"median": q50, "mean": float(v.mean()), "q10": q10, "q25": q25, "q75": q75,
-            "q90": q90}
+SUMMARY_COLUMNS = ["subset", "model", "regime", "metric", "method", "n", "median", "mean",
+                   "q10", "q25", "q75", "q90", "wins", "ties", "losses", "p_wilcoxon",
+                   "p_better", "p_equivalent", "p_worse", "rope", "median_lo", "median_hi"]
 
 
-def _wilcoxon_p(rel: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p-value of the relative differences against 0 (zeros
-    dropped, scipy's default). On relative rather than raw differences, so that datasets with
-    large losses do not dominate the ranks. NaN when no difference is non-zero."""
-    from scipy.stats import wilcoxon  # lazy: scipy.stats is slow to import for the rule files
-
-    nz = rel[rel != 0]
-    if len(nz) == 0:
-        return np.nan
-    return float(wilcoxon(nz).pvalue)
-
-
-def summarise(rel: pd.DataFrame) -> pd.DataFrame:
+def summarise(rel: pd.DataFrame, pairs: pd.DataFrame | None = None,
+              rope: float = cmp.ROPE_PERCENT) -> pd.DataFrame:
     """Per (subset, model, regime, metric, method): n datasets, median, mean, quantiles,
-    wins/ties/losses against the baseline (win = lower test metric) and the Wilcoxon p-value."""
+    wins/ties/losses against the baseline (win = lower test metric), the Wilcoxon p, and — for
+    at least :data:`tabbench.comparisons.N_MIN` datasets — the Bayesian signed-rank
+    probabilities within ±``rope`` % and, with ``pairs`` (:func:`paired_with_baseline`), the
+    bootstrap interval of the median."""
     rows = []
     for subset in SUBSETS:
         sub = rel if subset == "all" else rel[rel["large"].astype(bool)]
         for key, g in sub.groupby(["model", "regime", "metric", "method"], sort=False):
             r = g["rel_diff"].to_numpy(dtype=float)
             model, regime, metric, method = key
+            stats = cmp.describe(r)
+            compared = method != BASELINE
+            post = (cmp.bayesian_signed_rank(r, rope) if compared and len(r) >= cmp.N_MIN
+                    else cmp.Posterior.unknown())
+            lo = hi = np.nan
+            if compared and pairs is not None and len(r) >= cmp.N_MIN:
+                mine = pairs[(pairs["model"] == model) & (pairs["regime"] == regime)
+                             & (pairs["metric"] == metric) & (pairs["method"] == method)
+                             & pairs["dataset"].isin(g["dataset"])]
+                lo, hi = cmp.bootstrap_median_interval(mine)
             rows.append({
                 "subset": subset, "model": model, "regime": regime, "metric": metric,
-                "method": method, "n": len(r), **box_stats(r),
+                "method": method, "n": len(r),
+                **{k: stats[k] for k in ("median", "mean", "q10", "q25", "q75", "q90")},
                 "wins": int((r < 0).sum()), "ties": int((r == 0).sum()),
                 "losses": int((r > 0).sum()),
-                "p_wilcoxon": np.nan if method == BASELINE else _wilcoxon_p(r),
+                "p_wilcoxon": cmp.wilcoxon_p(r) if compared else np.nan,
+                "p_better": post.p_better, "p_equivalent": post.p_equivalent,
+                "p_worse": post.p_worse, "rope": float(rope),
+                "median_lo": lo, "median_hi": hi,
             })
-    cols = ["subset", "model", "regime", "metric", "method", "n", "median", "mean", "q10", "q25",
-            "q75", "q90", "wins", "ties", "losses", "p_wilcoxon"]
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+RANK_COLUMNS = ["subset", "model", "regime", "metric", "method", "mean_rank", "n", "cd",
+                "p_friedman", "alpha"]
+
+
+def rank_table(selected: pd.DataFrame, large_rows: int = LARGE_ROWS,
+               metric: str = RANK_METRIC) -> pd.DataFrame:
+    """Mean ranks of the stopping methods (each +TS) over datasets, per (subset, model, regime),
+    on ``metric`` averaged over splits (:func:`tabbench.comparisons.mean_ranks`: Friedman's test
+    and Nemenyi's critical difference); a (model, regime) with fewer than 5 datasets that hold
+    every method has no rows."""
+    values = cmp.method_values(selected, metric)
+    values = values[values["method"].isin(ts_method_names())]
+    rows = []
+    if values.empty:
+        return pd.DataFrame(columns=RANK_COLUMNS)
+    means = (values.groupby(["model", "regime", "dataset", "method"], sort=True)
+             .agg(value=("value", "mean"), n_rows=("n_rows", "max")).reset_index())
+    order = [m for m in ts_method_names() if m in set(means["method"])]
+    for (model, regime), g in means.groupby(["model", "regime"], sort=True):
+        table = g.pivot(index="dataset", columns="method", values="value")
+        table = table[[m for m in order if m in table.columns]]
+        sizes = g.groupby("dataset")["n_rows"].max().reindex(table.index)
+        for subset in SUBSETS:
+            t = table if subset == "all" else table[sizes >= large_rows]
+            ranking = cmp.mean_ranks(t)
+            if ranking is None:
+                continue
+            n = int(t.dropna(axis=0, how="any").shape[0])
+            for method, rank in ranking.mean_ranks.items():
+                rows.append({"subset": subset, "model": model, "regime": regime,
+                             "metric": metric, "method": method, "mean_rank": float(rank),
+                             "n": n, "cd": ranking.cd, "p_friedman": ranking.p_friedman,
+                             "alpha": ranking.alpha})
+    return pd.DataFrame(rows, columns=RANK_COLUMNS)
 
 
 def mean_best_epochs(selected: pd.DataFrame, regime: str = "default") -> pd.DataFrame:
@@ -284,8 +234,9 @@ def mean_best_epochs(selected: pd.DataFrame, regime: str = "default") -> pd.Data
 def summarise_best_epochs(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (model, stopping), g in table.groupby(["model", "stopping"], sort=True):
+        stats = cmp.describe(g["epoch"].to_numpy(dtype=float))
         rows.append({"model": model, "stopping": stopping, "n": len(g),
-                     **box_stats(g["epoch"].to_numpy(dtype=float))})
+                     **{k: stats[k] for k in ("median", "mean", "q10", "q25", "q75", "q90")}})
     return pd.DataFrame(rows, columns=["model", "stopping", "n", "median", "mean", "q10", "q25",
                                        "q75", "q90"])
 
@@ -334,14 +285,30 @@ def extract_curve(runs_file: str | Path | None, config: int = 0) -> pd.DataFrame
     return df[CURVE_COLUMNS]
 
 
-def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS) -> str:
-    """Markdown tables of the summary: one per (metric, subset), rows = (model, regime, method)."""
+def _probabilities(r) -> str:
+    if not np.isfinite(r.p_better):
+        return "–"
+    return f"{r.p_better:.2f} / {r.p_equivalent:.2f} / {r.p_worse:.2f}"
+
+
+def _interval(r) -> str:
+    return "–" if not np.isfinite(r.median_lo) else f"[{r.median_lo:+.2f}, {r.median_hi:+.2f}]"
+
+
+def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS,
+                     ranks: pd.DataFrame | None = None) -> str:
+    """Markdown tables of the summary: one per (metric, subset), rows = (model, regime, method);
+    then the mean ranks of the stopping methods."""
     if summary.empty:
         return "# Summary\n\nNo selected results to summarise.\n"
+    rope = float(summary["rope"].iloc[0]) if "rope" in summary and len(summary) else np.nan
     lines = ["# Relative test-metric differences to Logloss+TS (%)", "",
              "Per dataset, mean over splits, then 100·(m/m_base − 1) clipped to [−100, 100]. "
              "Win = lower test metric than the baseline. p = two-sided Wilcoxon signed-rank test "
-             "of the relative differences against 0.", ""]
+             "of the relative differences against 0. P(<) / P(≈) / P(>) = Bayesian signed-rank "
+             f"test (baycomp): the method lower by more than {rope:g} %, within ±{rope:g} %, "
+             "higher by more. CI = 95 % bootstrap interval of the median (datasets resampled, "
+             "splits inside). Tests need 5 datasets.", ""]
     present = set(summary["metric"])
     for metric in [m for m in TEST_METRIC_IDS if m in present]:
         for subset in SUBSETS:
@@ -350,16 +317,49 @@ def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS) -> str
                 continue
             label = "all datasets" if subset == "all" else f"datasets with ≥ {large_rows:,} rows"
             lines += [f"## test {metric} — {label}", "",
-                      "| model | regime | method | n | median | mean | q10 | q90 | W/T/L | p |",
-                      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+                      "| model | regime | method | n | median | CI | mean | q10 | q90 | W/T/L | "
+                      "p | P(<) / P(≈) / P(>) |",
+                      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
             for r in sub.itertuples():
                 p = "–" if np.isnan(r.p_wilcoxon) else f"{r.p_wilcoxon:.2g}"
                 lines.append(
                     f"| {r.model} | {r.regime} | {r.method} | {r.n} | {r.median:+.2f} | "
-                    f"{r.mean:+.2f} | {r.q10:+.2f} | {r.q90:+.2f} | "
-                    f"{r.wins}/{r.ties}/{r.losses} | {p} |")
+                    f"{_interval(r)} | {r.mean:+.2f} | {r.q10:+.2f} | {r.q90:+.2f} | "
+                    f"{r.wins}/{r.ties}/{r.losses} | {p} | {_probabilities(r)} |")
             lines.append("")
+    if ranks is not None and not ranks.empty:
+        lines += rank_markdown(ranks)
     return "\n".join(lines)
+
+
+def rank_markdown(ranks: pd.DataFrame) -> list[str]:
+    """The mean-ranks tables (one per subset): one row per (model, regime), methods as
+    columns, the best rank in bold; Friedman's p and Nemenyi's critical difference."""
+    lines = []
+    methods_present = [m for m in ts_method_names() if m in set(ranks["method"])]
+    for subset in SUBSETS:
+        sub = ranks[ranks["subset"] == subset]
+        if sub.empty:
+            continue
+        metric = sub["metric"].iloc[0]
+        lines += [f"## Mean ranks of the stopping methods — test {metric} after TS, "
+                  f"{'all datasets' if subset == 'all' else 'large datasets'}", "",
+                  "Rank 1 = lowest test metric on a dataset (mean over splits), averaged over "
+                  "datasets. Two methods whose mean ranks differ by less than CD (Nemenyi, "
+                  "α = 0.05) are not significantly different.", "",
+                  "| model | regime | n | " + " | ".join(methods_present)
+                  + " | CD | Friedman p |",
+                  "|---|---|---:|" + "---:|" * len(methods_present) + "---:|---:|"]
+        for (model, regime), g in sub.groupby(["model", "regime"], sort=True):
+            by = g.set_index("method")["mean_rank"]
+            best = by.min()
+            cells = [("**" if by.get(m) == best else "") + f"{by.get(m, np.nan):.2f}"
+                     + ("**" if by.get(m) == best else "") for m in methods_present]
+            r = g.iloc[0]
+            lines.append(f"| {model} | {regime} | {r['n']} | " + " | ".join(cells)
+                         + f" | {r['cd']:.2f} | {r['p_friedman']:.2g} |")
+        lines.append("")
+    return lines
 
 
 def runs_provenance(selected: pd.DataFrame, runs_dir: str | Path | None) -> dict[str, object]:
@@ -382,42 +382,44 @@ def runs_provenance(selected: pd.DataFrame, runs_dir: str | Path | None) -> dict
 
 
 def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
-                     large_rows: int = LARGE_ROWS) -> dict[str, object]:
-    """All summary tables (in memory) from the concatenated selected rows."""
-    from tabbench.claims import (  # claims builds on this module
-        check_claims,
-        claims_html,
-        claims_markdown,
-    )
+                     large_rows: int = LARGE_ROWS, rope: float = cmp.ROPE_PERCENT
+                     ) -> dict[str, object]:
+    """All summary tables (in memory) from the concatenated selected rows. ``rope``: the
+    Bayesian test's region of practical equivalence in % (config ``rope_percent``)."""
+    from tabbench.claims import check_claims, claims_html, claims_markdown
 
     means = dataset_means(selected)
-    rel = relative_differences(selected, large_rows=large_rows)
-    summary = summarise(rel)
+    pairs = paired_with_baseline(selected)
+    rel = relative_differences(selected, large_rows=large_rows, pairs=pairs)
+    summary = summarise(rel, pairs, rope)
+    ranks = rank_table(selected, large_rows)
     epochs = mean_best_epochs(selected)
     curve_run = choose_curve_run(selected, runs_dir)
-    claims = check_claims(selected, large_rows)
+    claims = check_claims(selected, large_rows, rope=rope)
     meta = {
         "large_rows": int(large_rows),
+        "rope_percent": float(rope),
         "models": sorted(selected["model"].unique().tolist()),
         "n_datasets": int(selected["dataset"].nunique()),
         "n_large_datasets": int(selected.loc[selected["n_rows"] >= large_rows,
                                              "dataset"].nunique()),
         "curve_run": None if curve_run is None else str(curve_run),
         "baseline": BASELINE,
-        "dropped_splits": dropped_splits(selected),
+        "dropped_splits": dropped_splits(selected, pairs=pairs),
         **runs_provenance(selected, runs_dir),
     }
     return {
         "dataset_means": means,
         "relative": rel,
         "summary": summary,
+        "ranks": ranks,
         "best_epochs": epochs,
         "best_epochs_summary": summarise_best_epochs(epochs),
         "curve": extract_curve(curve_run),
-        "markdown": markdown_summary(summary, large_rows),
+        "markdown": markdown_summary(summary, large_rows, ranks),
         "claims": claims,
-        "claims_markdown": claims_markdown(claims, large_rows),
-        "claims_html": claims_html(claims, large_rows),
+        "claims_markdown": claims_markdown(claims, large_rows, rope),
+        "claims_html": claims_html(claims, large_rows, rope),
         "meta": meta,
     }
 
@@ -456,9 +458,9 @@ def read_summary(summary_dir: str | Path) -> dict[str, object]:
 
 
 def aggregate(selected_paths: Iterable[str | Path], out_dir: str | Path,
-              runs_dir: str | Path | None = None, large_rows: int = LARGE_ROWS
-              ) -> dict[str, object]:
+              runs_dir: str | Path | None = None, large_rows: int = LARGE_ROWS,
+              rope: float = cmp.ROPE_PERCENT) -> dict[str, object]:
     """Load selected files, build every summary table, write them to ``out_dir``."""
-    frames = aggregate_frames(load_selected(selected_paths), runs_dir, large_rows)
+    frames = aggregate_frames(load_selected(selected_paths), runs_dir, large_rows, rope)
     write_summary(frames, out_dir)
     return frames

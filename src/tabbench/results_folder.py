@@ -62,22 +62,29 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
 
 
 def regenerate(results: str | Path, out: str | Path, large_rows: int | None = None,
-               jobs: int | None = None, reselect: bool = False) -> dict[str, float]:
+               jobs: int | None = None, reselect: bool = False,
+               rope: float | None = None) -> dict[str, float]:
     """Selection (where needed), summary tables (``out/summary/``) and every figure (``out/``)
     from ``results``, the diagnostics included (:func:`regenerate_diagnostics`); returns the
     seconds spent per stage, the pair and replay counts and the "large" threshold used:
     ``large_rows``, else the folder's own (run_config.yaml, or its last summary's meta.json),
-    else the paper's 10,000."""
+    else the paper's 10,000; ``rope`` (the Bayesian tests' ROPE in %) likewise, else
+    :data:`tabbench.comparisons.ROPE_PERCENT`."""
+    from tabbench.comparisons import ROPE_PERCENT
     from tabbench.plots import make_figures
     from tabbench.run_config import folder_settings
 
     t0 = time.perf_counter()
+    settings = folder_settings(results)
     if large_rows is None:
-        large_rows = folder_settings(results).large_rows or LARGE_ROWS
+        large_rows = settings.large_rows or LARGE_ROWS
+    if rope is None:
+        rope = settings.rope_percent or ROPE_PERCENT
     selected, counts = collect_selected(results, jobs, reselect)
     t1 = time.perf_counter()
     runs_dir = Path(ResultsLayout(results).runs_dir)
-    frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows)
+    frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
+                              rope)
     write_summary(frames, Path(out) / SUMMARY)
     t2 = time.perf_counter()
     make_figures(frames, out)
@@ -86,7 +93,7 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     t4 = time.perf_counter()
     return {"select_s": t1 - t0, "aggregate_s": t2 - t1, "figures_s": t3 - t2,
             "diagnostics_s": t4 - t3, "total_s": t4 - t0, **counts, **diag,
-            "large_rows": int(large_rows)}
+            "large_rows": int(large_rows), "rope_percent": float(rope)}
 
 
 def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | None = None

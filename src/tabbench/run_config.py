@@ -51,8 +51,8 @@ from tabbench.presets import PRESETS, coerce_cli_strings, resolve_config
 #: keys that may differ between invocations on one results folder: none of them changes what a
 #: train job records (threads, GPU claiming and sharing, and the memory budget of a stacked
 #: group, which changes only how configs are grouped, do not; ``figures_large_rows`` only
-#: redraws the summary and figures; ``replay_rtol`` is the replay self-check's tolerance;
-#: ``results_dir`` is how the folder is found)
+#: redraws the summary and figures, and so does ``rope_percent``; ``replay_rtol`` is the
+#: replay self-check's tolerance; ``results_dir`` is how the folder is found)
 INVOCATION_KEYS = frozenset({
     "results_dir",
     "train_threads",
@@ -62,6 +62,7 @@ INVOCATION_KEYS = frozenset({
     "gpu_jobs_per_device",
     "network_memory_gb",
     "figures_large_rows",
+    "rope_percent",
     "replay_rtol",
 })
 
@@ -367,6 +368,8 @@ class FolderSettings:
     n_splits: int | None
     #: the file it came from, or None
     source: str | None
+    #: the Bayesian tests' region of practical equivalence in % (None: the folder does not say)
+    rope_percent: float | None = None
 
 
 def folder_settings(results: PathLike) -> FolderSettings:
@@ -381,8 +384,9 @@ def folder_settings(results: PathLike) -> FolderSettings:
             cfg = {**PRESETS.get(stored.get("preset") or "paper", {}),
                    **{k: v for k, v in stored.items() if v is not None}}
         large = cfg.get("figures_large_rows")
+        rope = cfg.get("rope_percent")
         return FolderSettings(None if large is None else int(large),
                               int(cfg["n_splits"]) if cfg.get("n_splits") else None,
-                              layout.run_config)
+                              layout.run_config, None if rope is None else float(rope))
     large = _summary_large_rows(results)
     return FolderSettings(large, None, layout.summary(META) if large is not None else None)

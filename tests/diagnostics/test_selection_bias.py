@@ -66,9 +66,11 @@ def test_subset_curve_hand_computed():
     # k = 2: {1,2} -> 2, {1,3} -> 3, {2,3} -> 2 (tie, lower id)
     assert curve.loc[2, "optimism"] == pytest.approx((0.3 + 0.1 + 0.3) / 3)
     assert curve.loc[2, "test"] == pytest.approx((0.7 + 0.5 + 0.7) / 3)
-    # k = 4 is capped at the 3 configs available: the full selection, config 2
-    assert curve.loc[4, "k_used"] == 3 and curve.loc[4, "n_configs"] == 3
-    assert curve.loc[4, "optimism"] == pytest.approx(0.3)
+    # k = 4 exceeds the 3 configs trained: no point there; the curve ends at k = 3, the full
+    # selection (config 2)
+    assert sorted(curve.index) == [1, 2, 3]
+    assert curve.loc[3, "k_used"] == 3 and curve.loc[3, "n_configs"] == 3
+    assert curve.loc[3, "optimism"] == pytest.approx(0.3)
 
 
 def test_winner_probabilities_hand_computed():
@@ -119,8 +121,10 @@ def test_selection_equals_tabbench_select(model):
     np.testing.assert_array_equal(merged["val"], merged["val_bias"])
     for row in merged.itertuples():
         assert row.test == getattr(row, pairs()[row.stopping].test)
-    # the largest subset is the full search: its optimism is the selection's
-    full = curve[curve["k"] == 30].set_index("stopping")["optimism"]
+    # the largest subset is the full search (6 configs; no point at 8, 16, 30): its optimism is
+    # the selection's
+    assert curve["k"].max() == 6 and set(curve["k"]) == {1, 2, 4, 6}
+    full = curve[curve["k"] == 6].set_index("stopping")["optimism"]
     tuned = sel[sel["regime"] == "tuned"].set_index("stopping")["optimism"]
     pd.testing.assert_series_equal(full.sort_index(), tuned.sort_index(), check_names=False)
 

@@ -12,7 +12,7 @@ import pytest
 from fixtures.replay_fixtures import write_fake_replay
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
-from tabbench.aggregate import box_stats
+from tabbench.comparisons import describe
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS, replay_npz, replay_sidecar
 from tabbench.diagnostics.selection_bias import MAIN_TARGET
 from tabbench.diagnostics.tables import (
@@ -139,7 +139,7 @@ def test_regret_boxes_are_the_per_dataset_regrets(drawn, few):
                      & (per_ds["stopping"] == b["stopping"])].sort_values("dataset")
         want = sub[f"rel_regret_{MAIN_TARGET}"].to_numpy()
         np.testing.assert_allclose(b["values"], want)
-        assert b["median"] == pytest.approx(box_stats(want)["median"])
+        assert b["median"] == pytest.approx(describe(want)["median"])
         assert min(b["values"]) >= 0  # nothing beats the test oracle
 
 

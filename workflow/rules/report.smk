@@ -30,9 +30,11 @@ rule aggregate:
         out=lambda wildcards, output: os.path.dirname(output[0]),
         runs_dir=RESULTS_LAYOUT.runs_dir,
         large_rows=FIGURES_LARGE_ROWS,
+        rope=ROPE_PERCENT,
     shell:
         "tabbench aggregate --selected {input.selected:q} --out {params.out:q}"
-        " --runs-dir {params.runs_dir:q} --large-rows {params.large_rows} > {log:q} 2>&1"
+        " --runs-dir {params.runs_dir:q} --large-rows {params.large_rows}"
+        " --rope {params.rope} > {log:q} 2>&1"
 
 
 rule plot:

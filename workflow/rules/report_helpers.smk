@@ -12,6 +12,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 
 from tabbench.aggregate import LARGE_ROWS, SUMMARY_FILES
+from tabbench.comparisons import ROPE_PERCENT as DEFAULT_ROPE_PERCENT
 from tabbench.layout import complete_results, folder_n_splits
 from tabbench.plots import FIGURE_STEMS, stopping_metric_legend
 
@@ -19,6 +20,8 @@ SUMMARY_OUTPUTS = [RESULTS_LAYOUT.summary(name) for name in SUMMARY_FILES.values
 # datasets with at least this many rows are "large" (paper Fig. 5: 10K); the folder's own
 # setting (run_config.yaml, or the last summary's for an older folder: tabbench.run_config)
 FIGURES_LARGE_ROWS = int(CFG.get("figures_large_rows") or LARGE_ROWS)
+# the Bayesian tests' region of practical equivalence (%), a redraw setting like the above
+ROPE_PERCENT = float(CFG.get("rope_percent") or DEFAULT_ROPE_PERCENT)
 # the registered stopping metrics, for the figure captions (a param of the plot rule)
 STOPPING_LEGEND = stopping_metric_legend()
 

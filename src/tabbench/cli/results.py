@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from tabbench.aggregate import LARGE_ROWS
+from tabbench.comparisons import ROPE_PERCENT
 
 
 def _select(args: argparse.Namespace) -> int:
@@ -24,7 +25,7 @@ def _select(args: argparse.Namespace) -> int:
 def _aggregate(args: argparse.Namespace) -> int:
     from tabbench.aggregate import aggregate
 
-    frames = aggregate(args.selected, args.out, args.runs_dir, args.large_rows)
+    frames = aggregate(args.selected, args.out, args.runs_dir, args.large_rows, args.rope)
     print(json.dumps(frames["meta"]))
     return 0
 
@@ -39,7 +40,8 @@ def _figures(args: argparse.Namespace) -> int:
         return 0
     from tabbench.results_folder import regenerate
 
-    timing = regenerate(args.results, args.out, args.large_rows, args.jobs, args.reselect)
+    timing = regenerate(args.results, args.out, args.large_rows, args.jobs, args.reselect,
+                        args.rope)
     print(json.dumps({k: round(v, 2) if isinstance(v, float) else v
                       for k, v in timing.items()}))
     return 0
@@ -66,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="results/runs, to draw the Fig. 1 curve from (optional)")
     p.add_argument("--large-rows", type=int, default=LARGE_ROWS,
                    help="datasets with at least this many rows are 'large' (Fig. 5)")
+    p.add_argument("--rope", type=float, default=ROPE_PERCENT, metavar="PERCENT",
+                   help="config rope_percent: the Bayesian tests' region of practical "
+                        "equivalence, in %% relative difference")
     p.set_defaults(func=_aggregate)
 
     p = subparsers.add_parser(
@@ -81,6 +86,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="datasets with at least this many rows are 'large' (Fig. 5, G.2-G.4); "
                         "default: the results folder's own setting (run_config.yaml, or its "
                         f"last summary's meta.json), else {LARGE_ROWS}")
+    p.add_argument("--rope", type=float, default=None, metavar="PERCENT",
+                   help="the Bayesian tests' region of practical equivalence in %%; default: "
+                        f"the results folder's rope_percent, else {ROPE_PERCENT:g}")
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")

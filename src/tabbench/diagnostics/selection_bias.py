@@ -30,7 +30,7 @@ out of sample. The records hold no isotonic calibration of the test set, so ``ir
 optimism also contains isotonic regression's in-sample fit (it is shown dashed).
 
 **Growth with the number of configs searched**: in the tuned regime, the optimism of a search
-over a random subset of k of the n tuned configs (k = 1, 2, 4, 8, 16, 30, capped at n), each
+over a random subset of k of the n tuned configs (k = 1, 2, 4, 8, 16, 30 below n, and n), each
 config early-stopped as usual. The average over random subsets is computed *exactly*, as the
 average over all C(n, k) subsets: with configs ranked by their best validation value (ties:
 lower config id first, as selection breaks them; configs without a finite value last), the
@@ -203,8 +203,10 @@ def split_selection_bias(columns: Mapping[str, np.ndarray], sizes: Sequence[int]
         n = int(tuned.sum())
         if n == 0:
             continue
-        for k in sizes:
-            used = min(int(k), n)
+        # only subsets that exist: sizes below n, and n itself (what was trained), so the
+        # curve never draws a point beyond the configs trained (a k > n would repeat k = n)
+        for k in sorted({int(k) for k in sizes if int(k) < n} | {n}):
+            used = k
             e = expected_over_subsets(
                 np.where(valid, best, np.nan)[tuned],
                 {"val": val_at[tuned], "test": test_at[tuned],

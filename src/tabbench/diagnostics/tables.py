@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabbench.comparisons import describe
 from tabbench.diagnostics import calibrators as cal
 from tabbench.diagnostics.paths import (
     DIAGNOSTIC_OTHER_FILES,
@@ -173,15 +174,9 @@ def collect(tasks: Sequence[SplitTask], jobs: int | None = None
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
-    if len(v) == 0:
-        return {"n": 0, "mean": np.nan, "sem": np.nan, "median": np.nan, "q25": np.nan,
-                "q75": np.nan}
-    q25, q50, q75 = np.quantile(v, [0.25, 0.5, 0.75])
-    sem = float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else np.nan
-    return {"n": int(len(v)), "mean": float(v.mean()), "sem": sem, "median": q50,
-            "q25": q25, "q75": q75}
+    """The summary columns of the diagnostics tables (:func:`tabbench.comparisons.describe`)."""
+    d = describe(values)
+    return {k: d[k] for k in ("n", "mean", "sem", "median", "q25", "q75")}
 
 
 def _summary(df: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
@@ -235,7 +230,7 @@ def summarise_selection(sel: pd.DataFrame, curve: pd.DataFrame) -> dict[str, pd.
 def summarise_calibrators(scores: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per dataset: mean over splits of each score, relative difference to TS (%), as
     :func:`tabbench.aggregate.relative_difference` (ratio of means, clipped to ±100)."""
-    from tabbench.aggregate import relative_difference
+    from tabbench.comparisons import relative_difference
 
     keys = ["model", "dataset", "regime", "stopping", "calibrator"]
     if scores.empty:

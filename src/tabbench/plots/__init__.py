@@ -18,6 +18,7 @@ from pathlib import Path
 FIGURES: dict[str, str] = {
     "fig5_logloss_large": "boxes:fig5",
     "figG2_logloss_all_methods": "boxes:fig_g2",
+    "figG2_stopping_ranks": "ranks:cd_diagrams",
     "figG1_logloss_vs_size": "size:fig_g1",
     "figG3_error": "boxes:fig_g3",
     "figG4_auroc": "boxes:fig_g4",

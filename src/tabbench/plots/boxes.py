@@ -17,7 +17,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tabbench.aggregate import BASELINE, FIG5_METHODS, box_stats, method_names
+from tabbench.comparisons import describe
+from tabbench.methods import BASELINE, FIG5_METHODS, method_names
 from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.plots.style import (
     WIDTH,
@@ -78,7 +79,7 @@ def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequ
                        else model_colour(model, list(all_models)))
             # ax.bxp with our own statistics: ax.boxplot(whis=(10, 90)) would end each whisker
             # at the most extreme *data point* inside the quantile, not at the quantile itself
-            st = box_stats(values)
+            st = describe(values)
             bp = ax.bxp([{"med": st["median"], "q1": st["q25"], "q3": st["q75"],
                           "whislo": st["q10"], "whishi": st["q90"], "fliers": []}],
                         positions=[pos], widths=width * 0.8, showfliers=False,

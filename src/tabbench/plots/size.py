@@ -11,7 +11,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd
 
-from tabbench.aggregate import BASELINE
+from tabbench.methods import BASELINE
 from tabbench.plots.boxes import REGIME_TITLES
 from tabbench.plots.style import (
     WIDTH,

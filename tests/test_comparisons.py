@@ -1,0 +1,113 @@
+"""tabbench.comparisons: the one pairing of splits, relative differences and statistics that the
+summary, the claims and the diagnostics share, on hand-built numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import rankdata
+
+from tabbench import comparisons as cmp
+
+
+def test_relative_difference_and_clipping():
+    v = np.array([1.1, 0.5, 3.0, 0.0, 0.0, 1.0, np.nan, 2.0])
+    b = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, np.nan])
+    got = cmp.relative_difference(v, b)
+    np.testing.assert_allclose(got[:6], [10.0, -50.0, 100.0, -100.0, 0.0, 100.0])
+    assert np.isnan(got[6]) and np.isnan(got[7])
+
+
+def test_describe_keeps_finite_values_and_is_nan_when_empty():
+    d = cmp.describe(np.array([1.0, 2.0, 3.0, np.nan, np.inf]))
+    assert d["n"] == 3 and d["median"] == 2.0 and d["mean"] == 2.0
+    assert d["sem"] == pytest.approx(1 / np.sqrt(3))
+    assert (d["q10"], d["q90"]) == pytest.approx((1.2, 2.8))
+    empty = cmp.describe(np.array([]))
+    assert empty["n"] == 0 and all(np.isnan(v) for k, v in empty.items() if k != "n")
+
+
+def _pairs(values: dict[str, list[tuple[float, float]]]) -> pd.DataFrame:
+    """Paired splits of one comparison: dataset -> [(value, other) per split]."""
+    rows = [{"model": "m", "regime": "default", "dataset": d, "method": "A", "split": s,
+             "value": v, "other": o, "n_rows": 1000, "paired": True}
+            for d, splits in values.items() for s, (v, o) in enumerate(splits)]
+    return pd.DataFrame(rows, columns=cmp.PAIR_COLUMNS)
+
+
+def test_pairing_keeps_only_the_splits_both_have_and_means_before_the_ratio():
+    values = pd.DataFrame({
+        "model": "m", "regime": "default", "dataset": "d", "split": [0, 1, 2, 0, 1],
+        "method": ["B", "B", "B", "A", "A"], "value": [1.0, 3.0, 5.0, 1.5, np.nan],
+        "n_rows": 1000})
+    pairs = cmp.paired_splits(values, "B", ["A"])
+    assert sorted(pairs["split"]) == [0, 1, 2]  # every split either has
+    assert pairs.set_index("split")["paired"].to_dict() == {0: True, 1: False, 2: False}
+    diffs = cmp.dataset_differences(pairs)
+    assert diffs.loc[0, "n_splits"] == 1 and diffs.loc[0, "rel_diff"] == pytest.approx(50.0)
+    points = cmp.split_differences(_pairs({"d": [(1.0, 2.0), (3.0, 2.0)]}))
+    assert points["rel_diff"].tolist() == pytest.approx([-50.0, 50.0])
+
+
+@pytest.mark.parametrize(
+    ("rel", "expect"),
+    [
+        ([-4.5, -3.0, -2.0, -1.5, -6.0, -2.5], "better"),  # a clear win at n = 6
+        ([0.2, -0.3, 0.1, 0.0, -0.4, 0.3, 0.5], "equivalent"),  # a tie within the ROPE
+        ([3.0, 4.0, 2.5, 5.0, 6.0, 2.0], "worse"),
+        ([-4.0, 4.0, -3.0, 3.5, 0.0, -2.0, 2.5], None),  # no side convincing
+    ],
+)
+def test_bayesian_signed_rank_regimes(rel, expect):
+    post = cmp.bayesian_signed_rank(np.array(rel), rope=1.0)
+    probs = {"better": post.p_better, "equivalent": post.p_equivalent, "worse": post.p_worse}
+    assert sum(probs.values()) == pytest.approx(1.0)
+    if expect is None:
+        assert max(probs.values()) < 0.95, probs
+    else:
+        assert probs[expect] >= 0.95, probs
+    again = cmp.bayesian_signed_rank(np.array(rel), rope=1.0)
+    assert again == post  # seeded: a table recomputes to the same numbers
+    assert np.isnan(cmp.bayesian_signed_rank(np.array([1.0])).p_better)
+
+
+def test_a_wider_rope_turns_small_gains_into_equivalence():
+    rel = np.array([-1.5, -2.0, -1.2, -1.8, -2.2, -1.6])
+    assert cmp.bayesian_signed_rank(rel, rope=1.0).p_better >= 0.95
+    assert cmp.bayesian_signed_rank(rel, rope=5.0).p_equivalent >= 0.95
+
+
+def test_bootstrap_interval_holds_the_median_and_collapses_on_identical_datasets():
+    rng = np.random.default_rng(3)
+    data = {f"d{i}": [(1.0 - 0.02 * (i % 5) + 0.01 * rng.standard_normal(), 1.0)
+                      for _ in range(5)] for i in range(15)}
+    pairs = _pairs(data)
+    median = np.median(cmp.dataset_differences(pairs)["rel_diff"])
+    lo, hi = cmp.bootstrap_median_interval(pairs)
+    assert lo <= median <= hi and hi - lo < 6.0
+    assert cmp.bootstrap_median_interval(pairs) == (lo, hi)  # seeded
+    same = _pairs({f"d{i}": [(0.9, 1.0)] * 3 for i in range(8)})
+    assert cmp.bootstrap_median_interval(same) == pytest.approx((-10.0, -10.0))
+    lo_s, hi_s = cmp.bootstrap_median_interval(_pairs({"a": [(0.5, 1.0), (1.5, 1.0)]} | {
+        f"d{i}": [(1.0, 1.0)] * 2 for i in range(4)}), unit="split")
+    assert lo_s <= 0.0 <= hi_s
+    with pytest.raises(ValueError, match="unit"):
+        cmp.bootstrap_median_interval(same, unit="fold")
+    assert np.isnan(cmp.bootstrap_median_interval(same.iloc[:0])[0])
+
+
+def test_mean_ranks_equal_the_row_ranks_averaged_and_need_five_datasets():
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(rng.random((9, 4)), columns=["a", "b", "c", "d"])
+    table["a"] -= 1.0  # a is lowest everywhere
+    ranking = cmp.mean_ranks(table)
+    want = np.mean([rankdata(row) for row in table.to_numpy()], axis=0)
+    np.testing.assert_allclose(ranking.mean_ranks.to_numpy(), want)
+    assert ranking.mean_ranks["a"] == 1.0 and ranking.p_friedman < 0.05
+    # Nemenyi's critical difference for k = 4 methods, N = 9 datasets: q_0.05 = 2.569
+    assert ranking.cd == pytest.approx(2.569 * np.sqrt(4 * 5 / (6 * 9)), rel=1e-3)
+    assert cmp.mean_ranks(table.iloc[:4]) is None
+    with_gap = table.copy()
+    with_gap.loc[0, "b"] = np.nan  # a dataset missing a method is left out
+    assert cmp.mean_ranks(with_gap).mean_ranks["a"] == 1.0
