@@ -51,3 +51,13 @@ def test_non_default_options():
     assert non_default_options("mlp", {"max_one_hot_levels": None}) == {
         "max_one_hot_levels": None}
     assert resolve_trainer_options("xgboost", {}) == {}
+
+
+def test_a_model_says_what_its_epochs_are_called():
+    """Figures label an epoch by the model's registration (a boosting round for the boosted
+    trees), not by its name; a model the registry does not know gets "epoch"."""
+    from tabbench.models.registry import epoch_name
+
+    assert epoch_name("xgboost") == epoch_name("lightgbm") == "boosting round"
+    assert epoch_name("mlp") == epoch_name("realmlp") == "epoch"
+    assert epoch_name("not-installed-here") == "epoch"

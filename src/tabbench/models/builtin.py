@@ -1,6 +1,7 @@
-"""tabbench's own models (docs/design.md §5), registered through entry points like any other
-(``pyproject.toml``, group ``tabbench.models``). Trainers and search spaces are named, not
-imported: reading the registry imports neither PyTorch nor XGBoost.
+"""tabbench's own models (docs/design.md §5), registered through entry points exactly like a
+third-party package's (``pyproject.toml``, group ``tabbench.models``; one ``ModelSpec`` each,
+here). Trainers and search spaces are named, not imported: reading the registry imports neither
+PyTorch nor XGBoost.
 
 Epochs under the paper's protocol: XGBoost 100 rounds for its default config and 1000 for tuned
 ones (App. G.5), the networks 256 epochs for every config.
@@ -18,6 +19,7 @@ XGBOOST = ModelSpec(
     search_space="tabbench.search.xgboost",
     epochs_keys=("xgboost_default", "xgboost_tuned"),
     paper_epochs={"xgboost_default": 100, "xgboost_tuned": 1000},
+    epoch_name="boosting round",
 )
 
 MLP = ModelSpec(

@@ -19,4 +19,5 @@ MODEL = ModelSpec(
     search_space="tabbench.search.lightgbm",
     epochs_keys=("lightgbm_default", "lightgbm_tuned"),
     paper_epochs={"lightgbm_default": 100, "lightgbm_tuned": 1000},
+    epoch_name="boosting round",
 )

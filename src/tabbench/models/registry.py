@@ -91,6 +91,8 @@ class ModelSpec:
     the paper's protocol, which every preset uses unless it names the key. ``network``: trained
     with PyTorch, so its jobs get ``device`` and claim a GPU under ``device: cuda``.
     ``label``: its name in figures (default: ``name``). ``options``: its trainer options.
+    ``epoch_name``: what one of its epochs is called in figures and logs (``"boosting round"``
+    for boosted trees; default ``"epoch"``).
     """
 
     name: str
@@ -101,6 +103,7 @@ class ModelSpec:
     network: bool = False
     label: str = ""
     options: tuple[TrainerOption, ...] = field(default=())
+    epoch_name: str = "epoch"
 
     def __post_init__(self) -> None:
         check_id(self.name, "a model's name")
@@ -228,6 +231,13 @@ def non_default_options(model: str, options: Mapping[str, Any]) -> dict[str, Any
     spec = get_model(model)
     resolved = resolve_trainer_options(model, options)
     return {k: v for k, v in sorted(resolved.items()) if v != spec.option(k).default}
+
+
+def epoch_name(model: str) -> str:
+    """What an epoch of ``model`` is called (its registration's ``epoch_name``); ``"epoch"`` for
+    a model the registry does not know (e.g. results from someone else's install)."""
+    spec = _registry().get(model)
+    return "epoch" if spec is None else spec.epoch_name
 
 
 def get_trainer(name: str, **options: Any) -> Any:

@@ -20,6 +20,7 @@ from matplotlib.patches import Patch
 from tabbench.comparisons import describe
 from tabbench.methods import BASELINE, FIG5_METHODS, method_names
 from tabbench.metrics.registry import get_stopping_metrics
+from tabbench.models.registry import epoch_name
 from tabbench.plots.style import (
     WIDTH,
     empty_panel,
@@ -217,7 +218,7 @@ def fig_g5(summary: dict, out_dir: str | Path) -> dict:
             ax.set_title(f"{model_label(model)} (n = {_n_datasets(data)})")
             ax.set_ylim(bottom=0)
             ax.grid(axis="y", color="0.92", lw=0.6, zorder=0)
-        axes[0, 0].set_ylabel("Best epoch (XGBoost: boosting round)")
+            ax.set_ylabel(f"Best {epoch_name(model)}")
         fig.tight_layout()
         files = save(fig, out_dir, "figG5_best_epoch")
     return {"files": files, "boxes": drawn, "n_datasets": n}

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np
 import pandas as pd
 
+from tabbench.models.registry import epoch_name
 from tabbench.plots.style import WIDTH, empty_panel, figure_style, model_label, save
 
 
@@ -36,7 +37,7 @@ def fig1(summary: dict, out_dir: str | Path) -> dict:
         else:
             model, dataset = curve["model"].iloc[0], curve["dataset"].iloc[0]
             split, config = int(curve["split"].iloc[0]), int(curve["config"].iloc[0])
-            unit = "boosting round" if model == "xgboost" else "epoch"
+            unit = epoch_name(model)
             fig.suptitle(f"Fig. 1 analogue: {model_label(model)} on {dataset} "
                          f"(split {split}, default config {config})")
             e = curve["epoch"].to_numpy()
