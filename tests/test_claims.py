@@ -308,3 +308,25 @@ def test_a_claim_compares_only_the_splits_both_methods_have():
                 rows.append(row)
     row = _row(check_claims(pd.DataFrame(rows), large_rows=10_000), "ts_ref_beats_logloss")
     assert row["median"] == pytest.approx(-10.0)  # 0.9 vs 1.0, not 0.9 vs mean(1, 3) = 2
+
+
+def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regime():
+    from tabbench.claims import TABLE_BEGIN, TABLE_END, embedded_table, reproduction_table
+
+    ts_ref = [1 - k / 100 for k in range(2, 10)]
+    means = means_frame({("xgboost", "default", "logloss"): BASE,
+                         ("xgboost", "default", "ts_ref"): ts_ref,
+                         ("mlp", "tuned", "logloss"): BASE,
+                         ("mlp", "tuned", "ts_ref"): BASE}, LARGE)
+    claims = check_claims(means, large_rows=10_000)
+    table = reproduction_table(claims)
+    lines = table.splitlines()
+    assert lines[0] == "| paper (figure): claim | XGBoost default | MLP tuned |"
+    assert len(lines) == 2 + claims["claim"].nunique()
+    row = next(line for line in lines if "TS-Ref.+TS beats Logloss+TS" in line)
+    assert "-5.50 %" in row and "8/0/0" in row and "**reproduced**" in row
+    assert "0/8/0" in row and "**not reproduced**" in row  # the MLP's tie: no gain
+    page = f"intro\n{TABLE_BEGIN}\n{table}\n{TABLE_END}\nmore"
+    assert embedded_table(page) == table
+    with pytest.raises(ValueError, match="markers missing"):
+        embedded_table("no table here")

@@ -21,6 +21,7 @@ rule files always wrote them, so folders written before this module existed stay
     {results}/report.html                               report
     {results}/replay/{model}/{ds}/split{i}.npz, .json   replay: the chosen models' logits, sidecar
     {results}/summary/diagnostics/{name}                diagnose (names: diagnostics.paths)
+    {results}/PUBLISHED.json                            a published copy's manifest (publish)
     {results}/logs/train/{model}/{ds}/split{i}.log, logs/select/{model}/{ds}.log,
     {results}/logs/{aggregate,plot,report}.log
 
@@ -58,6 +59,8 @@ SUMMARY = "summary"
 FIGURES = "figures"
 REPORT = "report.html"
 META = "meta.json"
+#: the manifest of a published (compact, shippable) copy of a results folder (tabbench.publish)
+PUBLISHED = "PUBLISHED.json"
 REPLAY = "replay"
 DIAGNOSTICS = "diagnostics"
 
@@ -152,6 +155,11 @@ class ResultsLayout:
     @property
     def run_config(self) -> str:
         return f"{self.root}/{RUN_CONFIG}"
+
+    @property
+    def published(self) -> str:
+        """The manifest that marks a published copy (:mod:`tabbench.publish`)."""
+        return f"{self.root}/{PUBLISHED}"
 
     @property
     def runs_dir(self) -> str:

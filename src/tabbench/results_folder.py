@@ -85,6 +85,7 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     runs_dir = Path(ResultsLayout(results).runs_dir)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
                               rope)
+    _keep_published_provenance(results, frames["meta"])
     write_summary(frames, Path(out) / SUMMARY)
     t2 = time.perf_counter()
     make_figures(frames, out)
@@ -96,15 +97,48 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
             "large_rows": int(large_rows), "rope_percent": float(rope)}
 
 
+#: the meta.json keys that a published copy cannot recompute (they come from every runs file)
+PROVENANCE_KEYS = ("versions", "mixed_versions", "n_runs_files",
+                   "n_runs_files_without_provenance")
+
+
+def _keep_published_provenance(results: str | Path, meta: dict) -> None:
+    """A published copy (:mod:`tabbench.publish`) holds one runs file, not the study's: its
+    ``meta.json`` keeps the provenance of every runs file the study had, and says it is a
+    copy."""
+    import json
+
+    from tabbench.layout import META
+    from tabbench.publish import is_published, read_manifest
+
+    if not is_published(results):
+        return
+    shipped = json.loads(Path(ResultsLayout(results).summary(META)).read_text())
+    meta.update({k: shipped[k] for k in PROVENANCE_KEYS if k in shipped})
+    manifest = read_manifest(results)
+    meta["published_copy"] = {k: manifest.get(k) for k in ("source", "published",
+                                                           "published_by_commit")}
+
+
 def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | None = None
                            ) -> dict[str, int]:
     """Diagnostic tables (``out/summary/diagnostics``) and figures (``out/``) from the runs and
     replay files of ``results`` (docs/diagnostics.md); replays are never run here: missing or
-    stale ones are counted and left out. Returns the replay counts."""
-    from tabbench.diagnostics.paths import diagnostics_dir
-    from tabbench.diagnostics.tables import diagnose
-    from tabbench.plots.diagnostics import make_diagnostic_figures
+    stale ones are counted and left out. Returns the replay counts.
 
-    tables = diagnose(results, diagnostics_dir(out), jobs=jobs)
+    A published copy (:mod:`tabbench.publish`) ships neither its runs nor its replays but the
+    tables computed from them: those are copied and drawn (``diagnostics_from: published``)."""
+    from tabbench.diagnostics.paths import diagnostics_dir
+    from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
+    from tabbench.plots.diagnostics import make_diagnostic_figures
+    from tabbench.publish import is_published
+
+    if is_published(results):
+        tables = read_diagnostics(diagnostics_dir(results))
+        if Path(diagnostics_dir(out)).resolve() != Path(diagnostics_dir(results)).resolve():
+            write_diagnostics(tables, diagnostics_dir(out))
+    else:
+        tables = diagnose(results, diagnostics_dir(out), jobs=jobs)
     make_diagnostic_figures(tables, out)
-    return {f"replay_{k}": v for k, v in tables["meta"]["replay"].items()}
+    counts = {f"replay_{k}": v for k, v in tables["meta"]["replay"].items()}
+    return {**counts, "diagnostics_from": "published" if is_published(results) else "runs"}

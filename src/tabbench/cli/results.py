@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from tabbench.aggregate import LARGE_ROWS
@@ -44,6 +45,20 @@ def _figures(args: argparse.Namespace) -> int:
                         args.rope)
     print(json.dumps({k: round(v, 2) if isinstance(v, float) else v
                       for k, v in timing.items()}))
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from tabbench.publish import PublishError, publish
+
+    try:
+        manifest = publish(args.results, args.out, int(args.max_mb * 2**20))
+    except PublishError as err:
+        print(f"tabbench publish: error: {err}", file=sys.stderr)
+        return 2
+    print(f"published {len(manifest['files'])} files ({manifest['bytes'] / 2**20:.1f} MB) of "
+          f"{args.results} -> {args.out}; redraw with: tabbench figures --results {args.out} "
+          "--out <folder>")
     return 0
 
 
@@ -93,3 +108,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")
     p.set_defaults(func=_figures)
+
+    p = subparsers.add_parser(
+        "publish", help="a compact copy of a results folder that redraws without training",
+        description="Copy what redraws a results folder's summary, claims and figures "
+                    "(selected/, summary/ with the diagnostics tables, run_config.yaml, the "
+                    "Fig. 1 run) into --out, with a PUBLISHED.json manifest "
+                    "(tabbench.publish); `tabbench figures --results OUT` then redraws them.")
+    p.add_argument("--results", required=True, type=Path)
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--max-mb", type=float, default=30.0,
+                   help="refuse to write a copy larger than this (default 30 MB)")
+    p.set_defaults(func=_publish)

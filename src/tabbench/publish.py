@@ -1,0 +1,125 @@
+"""A published copy of a results folder: what redraws its summary, claims and figures without
+training, small enough to ship in a repository (``tabbench publish``; docs/results/bundled/).
+
+A study's runs files hold every epoch of every config and are far too large to ship (the bundled
+study's are about a gigabyte). Its *selected* files are not: one row per (split, regime,
+stopping metric), and every summary table, claim and paper figure is computed from them alone
+(docs/design.md §7–§8). So the copy keeps:
+
+* ``run_config.yaml`` (how the study was produced: ``tabbench figures`` reads its "large"
+  threshold and its ROPE from it) and ``selected/`` (every complete (model, dataset));
+* the runs file of the Fig. 1 analogue (the one run the curve is drawn from), as it is;
+* ``summary/`` as the study wrote it, including ``meta.json`` (provenance: code and package
+  versions of every runs file) and ``summary/diagnostics/`` — the diagnostics computed from all
+  runs files and replays, which a copy without them cannot recompute, so ``tabbench figures
+  --results`` on a published copy draws the diagnostic figures from these tables (and says so);
+* ``PUBLISHED.json``: what was copied, what was left out and why, the sizes, and the commit of
+  the code that published it.
+
+Left out: every other runs file, the part folders, replays, figures (they are redrawn) and logs.
+The copy must stay under a size budget (default 30 MB); :func:`publish` fails before writing if
+it would not.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from tabbench.io import write_json_atomic
+from tabbench.layout import (
+    DIAGNOSTICS,
+    SUMMARY,
+    PathLike,
+    ResultsLayout,
+    complete_results,
+)
+
+#: the default size budget of a published copy (what a repository can carry)
+MAX_BYTES = 30 * 2**20
+
+
+class PublishError(ValueError):
+    """The copy cannot be made (nothing complete to publish, or over its size budget)."""
+
+
+def is_published(results: PathLike) -> bool:
+    """Whether ``results`` is a published copy (it has a ``PUBLISHED.json``)."""
+    return Path(ResultsLayout(results).published).is_file()
+
+
+def read_manifest(results: PathLike) -> dict:
+    return json.loads(Path(ResultsLayout(results).published).read_text())
+
+
+def _plan(results: Path) -> tuple[list[tuple[Path, Path]], dict[str, str]]:
+    """(source, relative target) of every file to copy, and what is left out with why."""
+    layout = ResultsLayout(results)
+    files: list[tuple[Path, Path]] = []
+    run_config = Path(layout.run_config)
+    if run_config.is_file():
+        files.append((run_config, Path(run_config.name)))
+    pairs = complete_results(results)
+    for pair in pairs:
+        if pair.selected is None:
+            raise PublishError(f"{pair.model}/{pair.dataset} has no selected file: run `snakemake "
+                               "select` (or the study) on the folder before publishing it")
+        files.append((Path(pair.selected), Path(pair.selected).relative_to(results)))
+    summary = Path(layout.summary_dir)
+    if not (summary / "meta.json").is_file():
+        raise PublishError(f"{summary}/meta.json is missing: run `snakemake figures` (or the "
+                           "study) on the folder before publishing it")
+    for f in sorted(p for p in summary.rglob("*") if p.is_file()):
+        files.append((f, f.relative_to(results)))
+    curve = json.loads((summary / "meta.json").read_text()).get("curve_run")
+    if curve:  # .../runs/{model}/{dataset}/split{i}.parquet, relative to where it was made
+        model, dataset, name = Path(curve).parts[-3:]
+        path = Path(layout.runs_dir) / model / dataset / name
+        if path.is_file():
+            files.append((path, path.relative_to(results)))
+    left_out = {
+        "runs/ (all but the Fig. 1 run)": "every epoch of every config: far too large to ship; "
+        "the summary, claims and figures need only selected/",
+        "runs/**/*.part, replay/": "work in progress and the replayed logits: the diagnostics "
+        "they feed are shipped as tables (summary/diagnostics/)",
+        "figures/, report.html, logs/": "redrawn by `tabbench figures --results` / not needed",
+    }
+    return files, left_out
+
+
+def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dict:
+    """Copy the shippable part of ``results`` into ``out`` (module docstring); returns the
+    manifest written to ``out/PUBLISHED.json``. ``out`` is replaced as a whole."""
+    from tabbench.provenance import code_commit
+
+    results, out = Path(results), Path(out)
+    files, left_out = _plan(results)
+    total = sum(src.stat().st_size for src, _ in files)
+    if total > max_bytes:
+        biggest = sorted(files, key=lambda f: -f[0].stat().st_size)[:5]
+        raise PublishError(
+            f"the copy would take {total / 2**20:.1f} MB, over the budget of "
+            f"{max_bytes / 2**20:.0f} MB; largest: "
+            + ", ".join(f"{rel} ({src.stat().st_size / 2**20:.1f} MB)" for src, rel in biggest))
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for src, rel in files:
+        target = tmp / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+    manifest = {
+        "source": str(results),
+        "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "published_by_commit": code_commit(),
+        "bytes": int(total),
+        "files": sorted(str(rel) for _, rel in files),
+        "left_out": left_out,
+        "diagnostics": f"{SUMMARY}/{DIAGNOSTICS}/ as computed from the full folder",
+    }
+    write_json_atomic(manifest, tmp / Path(ResultsLayout(tmp).published).name)
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.rename(out)
+    return manifest

@@ -1,0 +1,73 @@
+"""tabbench publish: a compact copy of a results folder redraws the same summary, claims and
+diagnostics without its runs files, stays within its size budget, and says what it left out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
+
+from tabbench import cli
+from tabbench.aggregate import read_summary
+from tabbench.diagnostics.tables import read_diagnostics
+from tabbench.publish import PublishError, is_published, publish, read_manifest
+from tabbench.results_folder import regenerate
+from tabbench.select import write_selected
+
+MODELS = ("xgboost", "mlp")
+DATASETS = [d for d in DEMO_DATASETS if d.name in ("adult", "phoneme", "segment")]
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    """A finished folder: runs, selected files, summary and diagnostics (as `snakemake
+    figures` leaves one)."""
+    root = tmp_path_factory.mktemp("study")
+    write_synthetic_results(root, DATASETS, MODELS, n_splits=2, n_configs=2,
+                            epochs={"xgboost": (8, 10), "mlp": (6, 6)})
+    for model in MODELS:
+        for ds in DATASETS:
+            runs = sorted((root / "runs" / model / ds.name).glob("split*.parquet"))
+            write_selected(runs, root / "selected" / model / f"{ds.name}.parquet")
+    regenerate(root, root, large_rows=10_000, jobs=1)
+    return root
+
+
+def test_a_published_copy_redraws_the_same_summary_claims_and_diagnostics(study, tmp_path):
+    copy = tmp_path / "copy"
+    manifest = publish(study, copy)
+    assert is_published(copy) and read_manifest(copy) == manifest
+    runs = sorted(str(p.relative_to(copy)) for p in (copy / "runs").rglob("*.parquet"))
+    meta = json.loads((study / "summary" / "meta.json").read_text())
+    assert len(runs) == 1 and meta["curve_run"].endswith(runs[0])  # only Fig. 1's run
+    assert "runs/ (all but the Fig. 1 run)" in manifest["left_out"]
+    out = tmp_path / "redrawn"
+    assert cli.main(["figures", "--results", str(copy), "--out", str(out), "--jobs", "1"]) == 0
+    want, got = read_summary(study / "summary"), read_summary(out / "summary")
+    for key in ("relative", "summary", "ranks", "claims", "best_epochs", "curve"):
+        pd.testing.assert_frame_equal(got[key], want[key], obj=key)
+    assert got["claims_markdown"] == want["claims_markdown"]
+    # provenance of every runs file of the study, not of the one shipped
+    assert got["meta"]["n_runs_files"] == want["meta"]["n_runs_files"] == 12
+    assert got["meta"]["published_copy"]["source"] == str(study)
+    diag_want = read_diagnostics(study / "summary" / "diagnostics")
+    diag_got = read_diagnostics(out / "summary" / "diagnostics")
+    for key in ("selection", "curve_summary", "regret"):
+        pd.testing.assert_frame_equal(diag_got[key], diag_want[key], obj=key)
+    assert (out / "diag_winners_curse.png").exists() and (out / "fig1_curves.png").exists()
+
+
+def test_publishing_refuses_an_unfinished_or_oversized_folder(study, tmp_path):
+    with pytest.raises(PublishError, match="over the budget of 0 MB; largest: "):
+        publish(study, tmp_path / "tiny", max_bytes=1000)
+    assert not (tmp_path / "tiny").exists()
+    bare = tmp_path / "bare"
+    (bare / "runs").mkdir(parents=True)
+    with pytest.raises(PublishError, match="meta.json is missing"):
+        publish(bare, tmp_path / "x")
+    rc = cli.main(["publish", "--results", str(study), "--out", str(tmp_path / "c"),
+                   "--max-mb", "0.001"])
+    assert rc == 2 and not (tmp_path / "c").exists()
