@@ -132,3 +132,20 @@ def test_smoke_replay_and_diagnostics_end_to_end(tmp_path: Path):
         caption = (REPO / "workflow" / "report" / f"{stem}.rst").read_text()
         first_words = re.sub(r"[*_`]", "", caption.split("\n", 1)[0])[:40]
         assert first_words in html, (stem, first_words)
+
+
+def test_replay_commands_follow_the_runs_file_not_the_training_path_flags(diag_workspace):
+    """With network_members set the train command carries --members (a plain param); the
+    replay's takes the trainer options only (the path comes from the runs file's provenance),
+    so it parses."""
+    import yaml
+
+    cfg_file = diag_workspace / "config.yaml"
+    cfg = yaml.safe_load(cfg_file.read_text())
+    cfg["network_members"] = 4
+    cfg_file.write_text(yaml.safe_dump(cfg))
+    proc = _snakemake(diag_workspace, "-n", "-p", "replay")
+    text = proc.stdout + proc.stderr
+    cmds = [line.strip() for line in text.splitlines() if "tabbench replay" in line]
+    assert cmds and all("--members" not in c for c in cmds), text[-3000:]
+    assert any("--model" not in c and "--mlp-max-one-hot-levels" in c for c in cmds)

@@ -33,7 +33,7 @@ rule train:
         gpu_flags=train_gpu_flags,
         # named mlp_flags for the shell command's sake: renaming it would change the command's
         # text, which reruns every finished train job; it holds any model's option flags
-        mlp_flags=train_option_flags,
+        mlp_flags=train_plain_flags,
         network_flags=train_network_flags,
     shell:
         "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"

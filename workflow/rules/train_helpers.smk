@@ -95,15 +95,21 @@ def train_network_flags(wildcards):
 
 def train_option_flags(wildcards):
     """The model's trainer options (tabbench.models.registry.TrainerOption) from their config
-    keys <model>_<option> (e.g. mlp_max_one_hot_levels; null = none), or their defaults, and the
-    training path (train_members_flag): plain params, so changing an option retrains that
-    model's jobs, and only those. Empty for a model without options."""
+    keys <model>_<option> (e.g. mlp_max_one_hot_levels; null = none), or their defaults: plain
+    params, so changing an option retrains that model's jobs, and only those. Empty for a model
+    without options."""
     spec = get_model(wildcards.model)
     flags = ""
     for option in spec.options:
         value = CFG.get(option.config_key(spec.name), option.default)
         flags += f" {option.cli_flag(spec.name)} {option.cli_text(value)}"
-    return flags + train_members_flag(wildcards)
+    return flags
+
+
+def train_plain_flags(wildcards):
+    """The train command's flags that are rerun triggers: the trainer options and the training
+    path (the replay takes the options only: it follows the path its runs file records)."""
+    return train_option_flags(wildcards) + train_members_flag(wildcards)
 
 
 def train_gpus(wildcards):
