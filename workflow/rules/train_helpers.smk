@@ -108,7 +108,8 @@ def train_option_flags(wildcards):
 
 def train_plain_flags(wildcards):
     """The train command's flags that are rerun triggers: the trainer options and the training
-    path (the replay takes the options only: it follows the path its runs file records)."""
+    path (the replay takes the options only: it follows the path its runs file records).
+    """
     return train_option_flags(wildcards) + train_members_flag(wildcards)
 
 
