@@ -6,18 +6,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tabbench.aggregate import (
-    aggregate,
-    aggregate_frames,
+from tabbench.aggregate import aggregate, aggregate_frames, read_summary
+from tabbench.methods import BASELINE, method_names
+from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
+from tabbench.summary_tables import (
     dataset_means,
     dropped_splits,
     mean_best_epochs,
-    read_summary,
     relative_differences,
     summarise,
 )
-from tabbench.methods import BASELINE, method_names
-from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
 
 
 def sel_rows(rows: list[dict]) -> pd.DataFrame:

@@ -194,9 +194,9 @@ def test_cli_regenerates_from_a_results_folder(results, drawn, tmp_path):
 def test_cd_diagrams_draw_the_summarys_mean_ranks(tmp_path):
     """The ranks table of hand-built selected rows (TS-Ref. stopping best on every dataset)
     becomes one CD panel per (subset, model, regime), drawing exactly the table's ranks."""
-    from tabbench.aggregate import rank_table
     from tabbench.plots.ranks import cd_diagrams
     from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
+    from tabbench.summary_tables import rank_table
 
     rows = []
     for i in range(6):

@@ -125,3 +125,24 @@ def gather(provenances: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
             mixed.append(key)
     return {"versions": versions, "mixed": mixed, "n_files": n_files,
             "n_without_provenance": n_missing}
+
+
+def runs_files_provenance(selected: Any, runs_dir: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """``versions`` (code and package versions, device, threads; a list where they differ),
+    ``mixed_versions`` (the keys that differ) and counts, gathered from the provenance of every
+    runs file behind ``selected`` (:mod:`tabbench.provenance`). Empty without ``runs_dir``
+    (a folder of selected files only)."""
+    if runs_dir is None or selected.empty:
+        return {"versions": {}, "mixed_versions": [], "n_runs_files": 0,
+                "n_runs_files_without_provenance": 0}
+    from tabbench.layout import runs_file
+
+    pairs = selected[["model", "dataset", "split"]].drop_duplicates()
+    provs = []
+    for model, dataset, split in pairs.itertuples(index=False):
+        path = Path(runs_file(runs_dir, str(model), str(dataset), int(split)))
+        provs.append(read_runs_provenance(path) if path.exists() else None)
+    g = gather(provs)
+    return {"versions": g["versions"], "mixed_versions": g["mixed"],
+            "n_runs_files": g["n_files"], "n_runs_files_without_provenance":
+            g["n_without_provenance"]}

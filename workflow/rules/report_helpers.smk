@@ -120,7 +120,7 @@ def figure_outputs(stems=FIGURE_STEMS, category="Figures"):
 
 
 # The Fig. 1 curve is read from results/runs/{model}/{dataset}/split0.parquet of one pair chosen
-# among the selected ones (tabbench.aggregate.choose_curve_run); it is not declared as an input
+# among the selected ones (tabbench.curve.choose_curve_run); it is not declared as an input
 # because which pair is chosen depends on the selected files' contents. Any change to that file
 # also changes its selected file (an input), so the summary never goes stale because of it.
 TARGET_FUNCTIONS.append(lambda wildcards: [RESULTS_LAYOUT.report])

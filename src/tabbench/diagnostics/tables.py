@@ -17,7 +17,6 @@ read back by :mod:`tabbench.plots.diagnostics`, which never touches ``runs/`` or
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -46,7 +45,7 @@ from tabbench.diagnostics.selection_bias import (
     read_columns,
     split_selection_bias,
 )
-from tabbench.io import write_json_atomic, write_parquet_atomic, write_text_atomic
+from tabbench.frames import read_frames, write_frames
 
 TABLE_FILES = DIAGNOSTIC_TABLE_FILES
 OTHER_FILES = DIAGNOSTIC_OTHER_FILES
@@ -229,7 +228,7 @@ def summarise_selection(sel: pd.DataFrame, curve: pd.DataFrame) -> dict[str, pd.
 
 def summarise_calibrators(scores: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per dataset: mean over splits of each score, relative difference to TS (%), as
-    :func:`tabbench.aggregate.relative_difference` (ratio of means, clipped to ±100)."""
+    :func:`tabbench.comparisons.relative_difference` (ratio of means, clipped to ±100)."""
     from tabbench.comparisons import relative_difference
 
     keys = ["model", "dataset", "regime", "stopping", "calibrator"]
@@ -438,25 +437,12 @@ def markdown(t: dict[str, Any]) -> str:
 
 def write_diagnostics(frames: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
     """Write every table, the Markdown and ``meta.json`` into ``out_dir`` atomically."""
-    out = Path(out_dir)
-    paths = {}
-    for key, name in TABLE_FILES.items():
-        df = frames[key]
-        write_parquet_atomic(df.reset_index(drop=True), out / name)
-        paths[key] = out / name
-    write_text_atomic(frames["markdown"], out / OTHER_FILES["markdown"])
-    write_json_atomic(frames["meta"], out / OTHER_FILES["meta"])
-    paths.update({k: out / v for k, v in OTHER_FILES.items()})
-    return paths
+    return write_frames(frames, {**TABLE_FILES, **OTHER_FILES}, out_dir)
 
 
 def read_diagnostics(folder: str | Path) -> dict[str, Any]:
     """What :func:`write_diagnostics` wrote (the diagnostic figures' only input)."""
-    d = Path(folder)
-    out: dict[str, Any] = {key: pd.read_parquet(d / name) for key, name in TABLE_FILES.items()}
-    out["markdown"] = (d / OTHER_FILES["markdown"]).read_text()
-    out["meta"] = json.loads((d / OTHER_FILES["meta"]).read_text())
-    return out
+    return read_frames({**TABLE_FILES, **OTHER_FILES}, folder)
 
 
 def diagnose(results: str | Path, out_dir: str | Path, pairs: Sequence[str] | None = None,

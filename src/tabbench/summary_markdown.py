@@ -1,0 +1,87 @@
+"""``summary.md``: the summary's statistics and the mean ranks as Markdown tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tabbench.methods import ts_method_names
+from tabbench.runs_schema import TEST_METRIC_IDS
+from tabbench.summary_tables import LARGE_ROWS, SUBSETS
+
+
+def _probabilities(r) -> str:
+    if not np.isfinite(r.p_better):
+        return "–"
+    return f"{r.p_better:.2f} / {r.p_equivalent:.2f} / {r.p_worse:.2f}"
+
+
+def _interval(r) -> str:
+    return "–" if not np.isfinite(r.median_lo) else f"[{r.median_lo:+.2f}, {r.median_hi:+.2f}]"
+
+
+def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS,
+                     ranks: pd.DataFrame | None = None) -> str:
+    """Markdown tables of the summary: one per (metric, subset), rows = (model, regime, method);
+    then the mean ranks of the stopping methods."""
+    if summary.empty:
+        return "# Summary\n\nNo selected results to summarise.\n"
+    rope = float(summary["rope"].iloc[0]) if "rope" in summary and len(summary) else np.nan
+    lines = ["# Relative test-metric differences to Logloss+TS (%)", "",
+             "Per dataset, mean over splits, then 100·(m/m_base − 1) clipped to [−100, 100]. "
+             "Win = lower test metric than the baseline. p = two-sided Wilcoxon signed-rank test "
+             "of the relative differences against 0. P(<) / P(≈) / P(>) = Bayesian signed-rank "
+             f"test (baycomp): the method lower by more than {rope:g} %, within ±{rope:g} %, "
+             "higher by more. CI = 95 % bootstrap interval of the median (datasets resampled, "
+             "splits inside). Tests need 5 datasets.", ""]
+    present = set(summary["metric"])
+    for metric in [m for m in TEST_METRIC_IDS if m in present]:
+        for subset in SUBSETS:
+            sub = summary[(summary["metric"] == metric) & (summary["subset"] == subset)]
+            if sub.empty:
+                continue
+            label = "all datasets" if subset == "all" else f"datasets with ≥ {large_rows:,} rows"
+            lines += [f"## test {metric} — {label}", "",
+                      "| model | regime | method | n | median | CI | mean | q10 | q90 | W/T/L | "
+                      "p | P(<) / P(≈) / P(>) |",
+                      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            for r in sub.itertuples():
+                p = "–" if np.isnan(r.p_wilcoxon) else f"{r.p_wilcoxon:.2g}"
+                lines.append(
+                    f"| {r.model} | {r.regime} | {r.method} | {r.n} | {r.median:+.2f} | "
+                    f"{_interval(r)} | {r.mean:+.2f} | {r.q10:+.2f} | {r.q90:+.2f} | "
+                    f"{r.wins}/{r.ties}/{r.losses} | {p} | {_probabilities(r)} |")
+            lines.append("")
+    if ranks is not None and not ranks.empty:
+        lines += rank_markdown(ranks)
+    return "\n".join(lines)
+
+
+def rank_markdown(ranks: pd.DataFrame) -> list[str]:
+    """The mean-ranks tables (one per subset): one row per (model, regime), methods as
+    columns, the best rank in bold; Friedman's p and Nemenyi's critical difference."""
+    lines = []
+    methods_present = [m for m in ts_method_names() if m in set(ranks["method"])]
+    for subset in SUBSETS:
+        sub = ranks[ranks["subset"] == subset]
+        if sub.empty:
+            continue
+        metric = sub["metric"].iloc[0]
+        lines += [f"## Mean ranks of the stopping methods — test {metric} after TS, "
+                  f"{'all datasets' if subset == 'all' else 'large datasets'}", "",
+                  "Rank 1 = lowest test metric on a dataset (mean over splits), averaged over "
+                  "datasets. Two methods whose mean ranks differ by less than CD (Nemenyi, "
+                  "α = 0.05) are not significantly different.", "",
+                  "| model | regime | n | " + " | ".join(methods_present)
+                  + " | CD | Friedman p |",
+                  "|---|---|---:|" + "---:|" * len(methods_present) + "---:|---:|"]
+        for (model, regime), g in sub.groupby(["model", "regime"], sort=True):
+            by = g.set_index("method")["mean_rank"]
+            best = by.min()
+            cells = [("**" if by.get(m) == best else "") + f"{by.get(m, np.nan):.2f}"
+                     + ("**" if by.get(m) == best else "") for m in methods_present]
+            r = g.iloc[0]
+            lines.append(f"| {model} | {regime} | {r['n']} | " + " | ".join(cells)
+                         + f" | {r['cd']:.2f} | {r['p_friedman']:.2g} |")
+        lines.append("")
+    return lines
