@@ -133,3 +133,35 @@ def test_empty_or_absent_folder(tmp_path):
     assert complete_results(tmp_path / "nothing") == []
     assert folder_n_splits(tmp_path / "nothing") is None
     assert read_run_config(tmp_path / "nothing") is None
+
+
+def test_runs_files_and_part_files_are_named_and_parsed_in_one_place(tmp_path):
+    from tabbench.layout import (
+        PART_IDENTITY,
+        ResultsLayout,
+        parse_runs_file,
+        part_configs,
+        part_failure,
+        part_records,
+        runs_splits,
+    )
+
+    layout = ResultsLayout(tmp_path)
+    runs = layout.runs("mlp", "adult", 3)
+    assert parse_runs_file(runs) == ("mlp", "adult", 3)
+    assert parse_runs_file(f"elsewhere/{runs}") == ("mlp", "adult", 3)
+    for bad in ("split3.csv", "a/b/split.parquet", "a/b/fold3.parquet"):
+        assert parse_runs_file(bad) is None
+    for s in (0, 2, 10):
+        Path(layout.runs("mlp", "adult", s)).parent.mkdir(parents=True, exist_ok=True)
+        Path(layout.runs("mlp", "adult", s)).touch()
+    (Path(layout.runs_dir) / "mlp" / "adult" / "split1.failures.json").touch()
+    assert runs_splits(layout.runs_dir, "mlp", "adult") == [0, 2, 10]
+    parts = Path(layout.part("mlp", "adult", 4))
+    parts.mkdir()
+    for f in (part_records(parts, 0), part_failure(parts, 3), part_records(parts, 12),
+              parts / PART_IDENTITY, parts / ".config5.parquet.tmp"):
+        f.touch()
+    assert part_configs(parts) == [0, 3, 12]
+    assert part_records(parts, 7).name == "config7.parquet"
+    assert part_failure(parts, 7).name == "config7.failure.json"

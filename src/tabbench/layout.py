@@ -15,6 +15,7 @@ rule files always wrote them, so folders written before this module existed stay
     {results}/runs/{model}/{ds}/split{i}.parquet        train: every epoch of every config
     {results}/runs/{model}/{ds}/split{i}.failures.json  train: the configs that failed
     {results}/runs/{model}/{ds}/split{i}.parquet.part/  train: finished configs of a killed job
+        job.json, config{c}.parquet, config{c}.failure.json    (its identity, one file a config)
     {results}/selected/{model}/{ds}.parquet             select: best epoch/config per metric
     {results}/summary/{name}                            aggregate (names: aggregate.SUMMARY_FILES)
     {results}/figures/{stem}.{pdf,png}                  plot (stems: plots.FIGURE_STEMS)
@@ -77,6 +78,44 @@ def failures_path(runs_path: PathLike) -> Path:
     (always written by a finished train job, possibly ``[]``)."""
     out = Path(runs_path)
     return out.with_name(out.name.removesuffix(".parquet") + ".failures.json")
+
+
+def parse_runs_file(path: PathLike) -> tuple[str, str, int] | None:
+    """(model, dataset, split) of a runs file ``.../{model}/{dataset}/split{i}.parquet`` (the
+    inverse of :func:`runs_file`), or None for a path of another shape."""
+    p = Path(path)
+    m = _SPLIT_FILE.fullmatch(p.name)
+    if m is None or len(p.parts) < 3:
+        return None
+    return p.parent.parent.name, p.parent.name, int(m.group(1))
+
+
+def runs_splits(runs_dir: PathLike, model: str, dataset: str) -> list[int]:
+    """The splits of (model, dataset) that have a runs file, sorted."""
+    folder = Path(runs_dir) / model / dataset
+    return sorted(int(m.group(1)) for p in folder.glob("split*.parquet")
+                  if (m := _SPLIT_FILE.fullmatch(p.name)))
+
+
+#: a train job's part folder (:func:`part_dir`): its identity, one file per finished config
+PART_IDENTITY = "job.json"
+_PART_FILE = re.compile(r"config(\d+)\.(parquet|failure\.json)")
+
+
+def part_records(parts: PathLike, config: int) -> Path:
+    """The records of finished config ``config`` in a part folder."""
+    return Path(parts) / f"config{int(config)}.parquet"
+
+
+def part_failure(parts: PathLike, config: int) -> Path:
+    """The failure (error, traceback) of config ``config`` in a part folder."""
+    return Path(parts) / f"config{int(config)}.failure.json"
+
+
+def part_configs(parts: PathLike) -> list[int]:
+    """The configs a part folder holds a finished file for (records or failure), sorted."""
+    return sorted({int(m.group(1)) for f in Path(parts).glob("config*.*")
+                   if (m := _PART_FILE.fullmatch(f.name))})
 
 
 def part_dir(runs_path: PathLike) -> Path:

@@ -35,6 +35,7 @@ from tabbench.layout import (
     PathLike,
     ResultsLayout,
     complete_results,
+    parse_runs_file,
 )
 
 #: the default size budget of a published copy (what a repository can carry)
@@ -74,9 +75,9 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], dict[str, str]]:
     for f in sorted(p for p in summary.rglob("*") if p.is_file()):
         files.append((f, f.relative_to(results)))
     curve = json.loads((summary / "meta.json").read_text()).get("curve_run")
-    if curve:  # .../runs/{model}/{dataset}/split{i}.parquet, relative to where it was made
-        model, dataset, name = Path(curve).parts[-3:]
-        path = Path(layout.runs_dir) / model / dataset / name
+    where = parse_runs_file(curve) if curve else None  # relative to where it was made
+    if where is not None:
+        path = Path(layout.runs(*where))
         if path.is_file():
             files.append((path, path.relative_to(results)))
     left_out = {

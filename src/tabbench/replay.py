@@ -402,24 +402,23 @@ def run_replay_job(
 def _write_empty(runs_path: str | Path, processed_path: str | Path, splits_path: str | Path,
                  out_npz: str | Path, seed: int, stream: TextIO) -> ReplayResult:
     """The replay of a runs file without records (every config failed): the labels and no
-    selection, so that a study's replay target does not fail on such a split. The split comes
-    from the file name (``split<i>.parquet``), model and dataset from its folders."""
-    import re
-
+    selection, so that a study's replay target does not fail on such a split. Model, dataset
+    and split come from the file's path (:func:`tabbench.layout.parse_runs_file`)."""
     from tabbench.data.dataset import load_split_data
+    from tabbench.layout import parse_runs_file
 
     runs_path = Path(runs_path)
-    m = re.fullmatch(r"split(\d+)\.parquet", runs_path.name)
-    if m is None:
-        raise ValueError(f"{runs_path}: no records, and no split<i>.parquet name to tell the "
-                         "split from")
-    data = load_split_data(processed_path, splits_path, int(m.group(1)))
+    where = parse_runs_file(runs_path)
+    if where is None:
+        raise ValueError(f"{runs_path}: no records, and no .../<model>/<dataset>/split<i>.parquet"
+                         " path to tell the split from")
+    model, dataset, split = where
+    data = load_split_data(processed_path, splits_path, split)
     arrays = {"y_val": np.asarray(data.y_val, dtype=np.int64),
               "y_test": np.asarray(data.y_test, dtype=np.int64)}
-    sidecar = {"model": runs_path.parent.parent.name, "dataset": runs_path.parent.name,
-               "split": int(m.group(1)), "seed": int(seed), "n_val": len(data.y_val),
-               "n_test": len(data.y_test), "n_classes": int(data.n_classes),
-               "selections": {}, "configs": {},
+    sidecar = {"model": model, "dataset": dataset, "split": split, "seed": int(seed),
+               "n_val": len(data.y_val), "n_test": len(data.y_test),
+               "n_classes": int(data.n_classes), "selections": {}, "configs": {},
                "cost": {"replay_seconds": 0.0, "replay_train_seconds": 0.0,
                         "study_train_seconds": 0.0, "study_configs": 0,
                         "recorded_fit_seconds_replayed": 0.0,

@@ -41,7 +41,14 @@ import pandas as pd
 from tabbench.data.dataset import load_split_data
 from tabbench.gpu import DEFAULT_TIMEOUT_S, acquire_device
 from tabbench.io import write_json_atomic, write_parquet_atomic
-from tabbench.layout import failures_path, part_dir  # noqa: F401 - re-exported (callers, tests)
+from tabbench.layout import (  # noqa: F401 - failures_path, part_dir re-exported (callers, tests)
+    PART_IDENTITY,
+    failures_path,
+    part_configs,
+    part_dir,
+    part_failure,
+    part_records,
+)
 from tabbench.models.base import EpochChunk, StackingTrainer, TrainContext
 from tabbench.models.recorder import EpochRecorder, check_records, empty_records, params_json
 from tabbench.models.registry import (
@@ -105,12 +112,7 @@ def stop_on_signals(
 def finished_configs(out_path: str | os.PathLike[str]) -> list[int]:
     """Configs of a job whose part file (records or failure) is on disk, i.e. kept for a
     resume."""
-    done = set()
-    for f in part_dir(out_path).glob("config*.*"):
-        stem = f.name.removeprefix("config").split(".")[0]
-        if stem.isdigit() and f.name.endswith((".parquet", ".failure.json")):
-            done.add(int(stem))
-    return sorted(done)
+    return part_configs(part_dir(out_path))
 
 
 def train_seed(seed: int, dataset: str, split: int, model: str, config_id: int) -> int:
@@ -385,16 +387,16 @@ class _Job:
             self.prog.line(f"{self.position(c)} FAILED: {failure['error_type']}: "
                            f"{failure['message']}")
             self.stream.write(failure["traceback"])
-            write_json_atomic(failure, self.parts / f"config{c}.failure.json")
+            write_json_atomic(failure, part_failure(self.parts, c))
             _free_gpu(self.device)
             return
-        write_parquet_atomic(recorder.frame(), self.parts / f"config{c}.parquet", self.prov)
+        write_parquet_atomic(recorder.frame(), part_records(self.parts, c), self.prov)
 
 
 def _prepare_parts(parts: Path, identity: dict[str, Any]) -> None:
     """Create the part folder; discard it if it belongs to another job identity; drop temp files
     of a killed atomic write."""
-    job = parts / "job.json"
+    job = parts / PART_IDENTITY
     if job.exists():
         try:
             same = json.loads(job.read_text()) == identity
@@ -411,7 +413,7 @@ def _prepare_parts(parts: Path, identity: dict[str, Any]) -> None:
 
 def _load_done(parts: Path, c: int, params: Mapping[str, Any], n_ep: int) -> Any:
     """The finished part of config ``c`` (records or failure) if it matches; else None."""
-    ok_file, bad_file = parts / f"config{c}.parquet", parts / f"config{c}.failure.json"
+    ok_file, bad_file = part_records(parts, c), part_failure(parts, c)
     if ok_file.exists():
         try:
             df = pd.read_parquet(ok_file)
@@ -456,7 +458,7 @@ def _job_provenance(parts: Path, plan: Mapping[int, Any], current: dict[str, str
     another environment, every key's values (lists where they differ, named in ``mixed``)."""
     provs = []
     for c in plan:
-        part = parts / f"config{c}.parquet"
+        part = part_records(parts, c)
         if part.exists():
             provs.append(read_runs_provenance(part))
     known = [p for p in provs if p is not None]
