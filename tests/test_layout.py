@@ -21,6 +21,7 @@ from tabbench.layout import (
     folder_n_splits,
     part_dir,
     read_run_config,
+    rebuild_hint,
     runs_file,
 )
 
@@ -133,3 +134,20 @@ def test_empty_or_absent_folder(tmp_path):
     assert complete_results(tmp_path / "nothing") == []
     assert folder_n_splits(tmp_path / "nothing") is None
     assert read_run_config(tmp_path / "nothing") is None
+
+
+@pytest.mark.parametrize(("path", "hint"), [
+    ("results/runs/mlp/kc1/split3.parquet",
+     "`snakemake results/runs/mlp/kc1/split3.parquet --forcerun train`"),
+    ("results/selected/mlp/kc1.parquet", "`snakemake results/selected/mlp/kc1.parquet"
+                                         " --forcerun select`"),
+    ("results/summary/relative.parquet", "`snakemake figures --forcerun aggregate`"),
+    ("study/b/selected/mlp/kc1.parquet", "`snakemake study/b/selected/mlp/kc1.parquet"
+                                         " --forcerun select --config results_dir=study/b`"),
+    ("/abs/r/summary/summary.parquet",
+     "`snakemake figures --forcerun aggregate --config results_dir=/abs/r`"),
+    ("results/runs/mlp/kc1/notes.parquet", "the step that wrote it"),
+    ("elsewhere.parquet", "the step that wrote it"),
+])
+def test_rebuild_hint_names_the_rule_that_writes_the_file(path, hint):
+    assert hint in rebuild_hint(path)

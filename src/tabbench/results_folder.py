@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from tabbench.aggregate import LARGE_ROWS, aggregate_frames, load_selected, write_summary
+from tabbench.io import check_parquet
 from tabbench.layout import SUMMARY, CachedResult, ResultsLayout, complete_results
 from tabbench.select import SELECTED_COLUMNS, select_files
 
@@ -47,6 +48,9 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     pairs = discover(results)
     reuse = [p for p in pairs if p.selected is not None and not reselect and p.selected_is_fresh()]
     redo = [p for p in pairs if p not in reuse and p.runs]
+    # load_selected reads with pandas: check the footers first, so that a damaged selected
+    # file ends the command with one line (io.UnreadableFileError), not a pyarrow traceback
+    check_parquet(p.selected for p in reuse if p.selected is not None)
     frames = [load_selected([p.selected for p in reuse])] if reuse else []
     jobs = jobs or os.cpu_count() or 1
     if redo:

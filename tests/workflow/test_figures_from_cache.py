@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from fixtures.damaged import damage
 from workspace import Workspace, job_stats
 
 DATA_JOBS = ("train", "fetch_dataset", "filter_dataset", "split_dataset", "collect_datasets")
@@ -149,6 +150,26 @@ def test_single_dataset_rerun_rebuilds_only_its_own_files(smoke, tmp_path):
         after = _mtimes(ws.root, "results", "data")
         changed = {k for k in after if after[k] != before.get(k)}
         assert changed == own, sorted(changed ^ own)
+
+
+def test_a_damaged_file_ends_figures_and_report_with_one_line(smoke, tmp_path):
+    """A damaged selected file (figures) or summary table (report): the job that reads it
+    fails with one line naming the file and how to rebuild it, which Snakemake prints."""
+    cases = [("figures", "results/selected/xgboost/kc1.parquet", "aggregate",
+              "`snakemake results/selected/xgboost/kc1.parquet --forcerun select`"),
+             ("report", "results/summary/summary.parquet", "plot",
+              "`snakemake figures --forcerun aggregate`")]
+    for target, damaged, job, rebuild in cases:
+        with _restored(smoke, tmp_path) as ws:
+            damage(ws.root / damaged, "truncated")
+            res = ws.snakemake("--cores", "1", target)
+            assert res.returncode != 0, _text(res)[-3000:]
+            log = (ws.root / "results" / "logs" / f"{job}.log").read_text().strip().splitlines()
+            command = "aggregate" if job == "aggregate" else "figures"
+            assert len(log) == 1 and log[0].startswith(
+                f"tabbench {command}: error: {damaged} cannot be read"), log
+            assert log[0].endswith(f"rebuild it with {rebuild}"), log
+            assert log[0] in _text(res)
 
 
 # --- after a SIGINT ---------------------------------------------------------------------------

@@ -23,7 +23,9 @@ def _select(args: argparse.Namespace) -> int:
 
 def _aggregate(args: argparse.Namespace) -> int:
     from tabbench.aggregate import aggregate
+    from tabbench.io import check_parquet
 
+    check_parquet(args.selected)  # aggregate reads them with pandas: a damaged one, one line
     frames = aggregate(args.selected, args.out, args.runs_dir, args.large_rows)
     print(json.dumps(frames["meta"]))
     return 0
@@ -31,9 +33,13 @@ def _aggregate(args: argparse.Namespace) -> int:
 
 def _figures(args: argparse.Namespace) -> int:
     if args.summary is not None:
-        from tabbench.aggregate import read_summary
+        from tabbench.aggregate import SUMMARY_FILES, read_summary
+        from tabbench.io import check_parquet
         from tabbench.plots import make_figures
 
+        # read_summary reads with pandas: a damaged table ends the command with one line
+        check_parquet(args.summary / name for name in SUMMARY_FILES.values()
+                      if name.endswith(".parquet"))
         make_figures(read_summary(args.summary), args.out)
         print(f"figures from {args.summary} -> {args.out}")
         return 0
