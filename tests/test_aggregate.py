@@ -121,28 +121,34 @@ def test_methods_report_raw_or_ts_test_metrics_and_are_paired_per_model_and_regi
 
 
 def test_summary_statistics_counts_and_wilcoxon():
-    # five datasets, TS-Ref.+TS relative differences -40, -20, -10, 0, +10 (%)
+    # five datasets, TS-Ref.+TS relative differences -50, -25, -12.5, 0, +6.25 (%): values and
+    # differences are exact binary fractions, so the magnitudes the Wilcoxon test ranks are
+    # exactly what is written here (with -10 and +10 from 0.9 and 1.1 they were 9.999999999999998
+    # and 10.000000000000009: a tie by construction that float rounding broke)
     rows = []
-    for i, r in enumerate([-40.0, -20.0, -10.0, 0.0, 10.0]):
+    for i, r in enumerate([-50.0, -25.0, -12.5, 0.0, 6.25]):
         rows.append({"dataset": f"d{i}", "split": 0, "stopping": "logloss", "test_logloss_ts": 1.0,
                      "n_rows": 20_000 if i < 2 else 1_000})
         rows.append({"dataset": f"d{i}", "split": 0, "stopping": "ts_ref",
                      "test_logloss_ts": 1.0 + r / 100.0, "n_rows": 20_000 if i < 2 else 1_000})
     rel = relative_differences(sel_rows(rows), metrics=["logloss"])
+    assert rel.loc[rel["method"] == "TS-Ref.+TS", "rel_diff"].tolist() == [-50, -25, -12.5, 0,
+                                                                          6.25]
     s = summarise(rel).set_index(["subset", "method"])
     row = s.loc[("all", "TS-Ref.+TS")]
     assert row["n"] == 5
     assert (row["wins"], row["ties"], row["losses"]) == (3, 1, 1)
-    assert row["median"] == pytest.approx(-10.0)
-    assert row["mean"] == pytest.approx(-12.0)
-    # linear quantiles of [-40, -20, -10, 0, 10]: q10 at position 0.4 -> -32, q90 at 3.6 -> 6
-    assert (row["q10"], row["q25"], row["q75"], row["q90"]) == pytest.approx((-32, -20, 0, 6))
-    # zeros dropped: ranks of |-40|, |-20|, |-10|, |10| = 4, 3, 1.5, 1.5; W+ = 1.5. Over the
-    # 2^4 equally likely sign patterns, W+ <= 1.5 for {}, {1.5}, {1.5'}: P = 3/16, two-sided 0.375
-    assert row["p_wilcoxon"] == pytest.approx(0.375)
+    assert row["median"] == -12.5
+    assert row["mean"] == pytest.approx(-16.25)
+    # linear quantiles of [-50, -25, -12.5, 0, 6.25]: q10 at position 0.4 -> -40, q90 at 3.6
+    # -> 3.75
+    assert (row["q10"], row["q25"], row["q75"], row["q90"]) == pytest.approx((-40, -25, 0, 3.75))
+    # zeros dropped: ranks of |-50|, |-25|, |-12.5|, |6.25| = 4, 3, 2, 1 (no ties); W+ = 1. Over
+    # the 2^4 equally likely sign patterns, W+ <= 1 for {} and {1}: P = 2/16, two-sided 0.25
+    assert row["p_wilcoxon"] == pytest.approx(0.25)
     assert np.isnan(s.loc[("all", BASELINE), "p_wilcoxon"])
     large = s.loc[("large", "TS-Ref.+TS")]
-    assert large["n"] == 2 and large["median"] == pytest.approx(-30.0)
+    assert large["n"] == 2 and large["median"] == -37.5
 
 
 def test_best_epochs_are_averaged_over_splits_for_default_models_only():

@@ -9,6 +9,23 @@
 
 And reading the registries, sampling an XGBoost config and building its trainer or the CLI
 import neither PyTorch nor a model library (the workflow reads the registries when it parses).
+
+Layering (issue 22, item 5):
+
+- no import cycle among the modules of ``src/tabbench``;
+- no library module imports ``tabbench.cli``: the CLI layer parses text into the library's
+  arguments, so it may import the library, never the reverse.
+
+The rule the cycle test enforces: **every** ``import`` statement counts, at module level or
+inside a function. A function-local import only postpones a cycle to the first call; the two
+modules still cannot be understood, tested or moved one without the other, and two of the
+cycles this test was written against ran through function-local imports
+(``reachability.probe_and_store`` → ``openml``, ``runs_schema.val_columns`` →
+``metrics.registry``). Not counted: the implicit import of a parent package (importing
+``tabbench.metrics.batched`` runs ``tabbench/metrics/__init__.py``; a package re-exporting its
+submodules would otherwise be in a cycle with each of them) and imports by name at run time
+(``importlib.import_module`` in the lazy re-exports and the entry-point registries), which are
+indirections on purpose.
 """
 
 from __future__ import annotations
@@ -16,6 +33,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import tabbench
@@ -88,3 +106,142 @@ def test_reading_the_registries_imports_no_numerical_kernel():
                          cwd=SRC.parent)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+# --- import graph -------------------------------------------------------------------------------
+
+def _module_names() -> dict[str, Path]:
+    """Dotted name -> file of every module of the package (a package is its ``__init__``)."""
+    out = {}
+    for path in sorted(SRC.rglob("*.py")):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _imported_modules(
+    name: str, path: Path, modules: Mapping[str, Path]
+) -> Iterator[tuple[str, int]]:
+    """(module, line) of every tabbench module that ``name`` imports, anywhere in its source.
+
+    ``from a.b import c`` imports module ``a.b.c`` if there is one, else names of ``a.b``;
+    relative imports are resolved against the importing module's package."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            candidates = [f"{base}.{alias.name}" for alias in node.names]
+            targets = [c if c in modules else base for c in candidates]
+        elif isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # ``import a.b.c as x`` of a name in a.b
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                yield target, node.lineno
+
+
+def _import_graph() -> dict[str, dict[str, list[int]]]:
+    """module -> {imported module: lines} over the whole package."""
+    modules = _module_names()
+    graph: dict[str, dict[str, list[int]]] = {m: {} for m in modules}
+    for name, path in modules.items():
+        for target, line in _imported_modules(name, path, modules):
+            graph[name].setdefault(target, []).append(line)
+    return graph
+
+
+def _cycles(graph: Mapping[str, Mapping[str, object]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative): each is a
+    set of modules that reach one another through imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[frozenset[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(frozenset(component))
+    return out
+
+
+def _describe(cycle: frozenset[str], graph: Mapping[str, Mapping[str, list[int]]]) -> str:
+    edges = [f"{a} -> {b} (line {', '.join(map(str, lines))})"
+             for a in sorted(cycle) for b, lines in sorted(graph[a].items()) if b in cycle]
+    return "; ".join(edges)
+
+
+def test_cycle_finder_finds_cycles_through_any_import():
+    """The finder itself: a 3-cycle, a 2-cycle, a self-free chain and a diamond."""
+    graph = {"a": {"b": [1]}, "b": {"c": [1]}, "c": {"a": [1], "d": [1]}, "d": {},
+             "e": {"f": [1], "g": [1]}, "f": {"h": [1]}, "g": {"h": [1]}, "h": {},
+             "x": {"y": [1]}, "y": {"x": [1]}}
+    assert sorted(map(sorted, _cycles(graph))) == [["a", "b", "c"], ["x", "y"]]
+
+
+def test_import_graph_counts_function_local_and_relative_imports(tmp_path, monkeypatch):
+    """A cycle through an import inside a function, or a relative import, is still a cycle."""
+    pkg = tmp_path / "tabbench"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("from . import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from tabbench.sub.a import x\n")
+    (pkg / "c.py").write_text("import tabbench.sub.a as a\n")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", pkg)
+    graph = _import_graph()
+    assert graph["tabbench.sub.a"] == {"tabbench.sub.b": [1]}
+    assert graph["tabbench.sub.b"] == {"tabbench.sub.a": [2]}
+    assert graph["tabbench.c"] == {"tabbench.sub.a": [1]}
+    assert _cycles(graph) == [frozenset({"tabbench.sub.a", "tabbench.sub.b"})]
+
+
+def test_no_import_cycle():
+    graph = _import_graph()
+    found = _cycles(graph)
+    assert found == [], "import cycles:\n" + "\n".join(_describe(c, graph) for c in found)
+
+
+def test_no_library_module_imports_the_cli():
+    graph = _import_graph()
+    importers = {m: lines for m, targets in graph.items() if not _in_cli(m)
+                 for t, lines in targets.items() if _in_cli(t)}
+    assert importers == {}, f"library modules importing tabbench.cli (module: lines): {importers}"
+
+
+def _in_cli(module: str) -> bool:
+    return module == "tabbench.cli" or module.startswith("tabbench.cli.")

@@ -3,15 +3,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import stat
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from fixtures.damaged import FOOTER_DAMAGE, damage
 
 from tabbench.io import (
+    UnreadableFileError,
     atomic_path,
+    check_parquet,
     current_umask,
+    read_parquet,
     write_json_atomic,
     write_parquet_atomic,
     write_text_atomic,
@@ -64,3 +70,46 @@ def test_parquet_roundtrip_creates_parent_dirs(tmp_path: Path) -> None:
     write_parquet_atomic(df, target)
     back = pd.read_parquet(target)
     pd.testing.assert_frame_equal(back, df)
+
+
+def _sound_parquet(path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    write_parquet_atomic(pd.DataFrame({"a": np.arange(5000), "b": rng.random(5000)}), path)
+    return path
+
+
+@pytest.mark.parametrize("how", [*FOOTER_DAMAGE, "page"])
+def test_a_damaged_parquet_file_is_one_line_naming_it(tmp_path: Path, how: str) -> None:
+    path = _sound_parquet(tmp_path / "results" / "selected" / "m" / "d.parquet")
+    damage(path, how)
+    with pytest.raises(UnreadableFileError) as err:
+        read_parquet(path)
+    text = str(err.value)
+    assert "\n" not in text and text.startswith(f"{path} cannot be read, truncated or corrupt (")
+    assert text.endswith(f"--forcerun select --config results_dir={tmp_path / 'results'}`")
+    if how in FOOTER_DAMAGE:
+        with pytest.raises(UnreadableFileError):
+            check_parquet([path])
+    else:  # the footer is intact: only reading the data finds the damage
+        check_parquet([path])
+
+
+def test_reading_a_sound_parquet_file_is_pandas_reading_it(tmp_path: Path) -> None:
+    path = _sound_parquet(tmp_path / "x.parquet")
+    check_parquet([path])
+    pd.testing.assert_frame_equal(read_parquet(path, columns=["b"]),
+                                  pd.read_parquet(path, columns=["b"]))
+
+
+def test_a_missing_file_is_not_called_damaged(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_parquet(tmp_path / "absent.parquet")
+    with pytest.raises(FileNotFoundError):
+        check_parquet([tmp_path / "absent.parquet"])
+
+
+def test_the_error_survives_a_worker_process() -> None:
+    """Selections are recomputed in worker processes; their error is pickled back."""
+    err = UnreadableFileError("results/runs/m/d/split0.parquet", "ArrowInvalid: no footer")
+    back = pickle.loads(pickle.dumps(err))
+    assert str(back) == str(err) and back.path == err.path and back.reason == err.reason

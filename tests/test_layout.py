@@ -21,6 +21,7 @@ from tabbench.layout import (
     folder_n_splits,
     part_dir,
     read_run_config,
+    rebuild_hint,
     runs_file,
 )
 
@@ -165,3 +166,20 @@ def test_runs_files_and_part_files_are_named_and_parsed_in_one_place(tmp_path):
     assert part_configs(parts) == [0, 3, 12]
     assert part_records(parts, 7).name == "config7.parquet"
     assert part_failure(parts, 7).name == "config7.failure.json"
+
+
+@pytest.mark.parametrize(("path", "hint"), [
+    ("results/runs/mlp/kc1/split3.parquet",
+     "`snakemake results/runs/mlp/kc1/split3.parquet --forcerun train`"),
+    ("results/selected/mlp/kc1.parquet", "`snakemake results/selected/mlp/kc1.parquet"
+                                         " --forcerun select`"),
+    ("results/summary/relative.parquet", "`snakemake figures --forcerun aggregate`"),
+    ("study/b/selected/mlp/kc1.parquet", "`snakemake study/b/selected/mlp/kc1.parquet"
+                                         " --forcerun select --config results_dir=study/b`"),
+    ("/abs/r/summary/summary.parquet",
+     "`snakemake figures --forcerun aggregate --config results_dir=/abs/r`"),
+    ("results/runs/mlp/kc1/notes.parquet", "the step that wrote it"),
+    ("elsewhere.parquet", "the step that wrote it"),
+])
+def test_rebuild_hint_names_the_rule_that_writes_the_file(path, hint):
+    assert hint in rebuild_hint(path)

@@ -183,7 +183,7 @@ def test_max_rows_null_is_the_presets_cap_and_unlimited_is_no_cap() -> None:
     for bad in ("None_", 0, -5, "all"):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({**_config(), "max_rows": bad}, _schema())
-    # `none` is one of the null spellings (tabbench.cli.args.is_null): the preset's cap
+    # `none` is one of the null spellings (tabbench.nulls.is_null): the preset's cap
     from tabbench.presets import coerce_cli_strings
 
     coerced = coerce_cli_strings({**_config(), "max_rows": "none"})

@@ -16,6 +16,7 @@ import pytest
 import torch
 import xgboost as xgb
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.signals import interruptible
 
 import tabbench
 from tabbench import metrics
@@ -29,7 +30,13 @@ from tabbench.models.registry import get_trainer
 from tabbench.models.xgboost import XGBoostTrainer, positional, to_logits
 from tabbench.runs_schema import TEST_METRIC_IDS, val_column
 from tabbench.runs_schema import test_column as _test_column
-from tabbench.train_job import failures_path, part_dir, run_train_job
+from tabbench.train_job import (
+    TrainInterrupted,
+    failures_path,
+    part_dir,
+    run_train_job,
+    stop_on_signals,
+)
 
 SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
 EPOCHS = {"xgboost_default": 6, "xgboost_tuned": 9, "mlp": 4}
@@ -295,7 +302,7 @@ def test_signal_stops_the_job_promptly_and_keeps_finished_configs(
             [sys.executable, "-m", "tabbench.cli", "train", "--model", model, "--dataset", "toy",
              "--split", "0", "--processed", str(processed), "--splits", str(splits),
              "--out", str(out), "--n-configs", "3", "--epochs", *epochs, "--seed", "0"],
-            stderr=err, env=env,
+            stderr=err, env=env, preexec_fn=interruptible,
         )  # fmt: skip
         try:
             _wait_for(proc, log, wait_for)
@@ -321,6 +328,24 @@ def test_signal_stops_the_job_promptly_and_keeps_finished_configs(
                       seed=0, progress=resumed)  # fmt: skip
         assert "config 0 (1/4) already done (part file)" in resumed.getvalue()
         assert out.exists() and not parts.exists()
+
+
+def test_a_signal_ignored_at_start_stays_ignored():
+    """A job started with SIGINT ignored (a non-interactive shell starts ``snakemake &`` so, and
+    that Snakemake ignores Ctrl-C) keeps ignoring it: stopping alone, it would be a failed job
+    that Snakemake retries or goes on without. SIGTERM, not ignored, still stops it, and the
+    ignore is back after the block."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with pytest.raises(TrainInterrupted) as stopped, stop_on_signals():
+            signal.raise_signal(signal.SIGINT)  # ignored: the block goes on
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+            signal.raise_signal(signal.SIGTERM)
+            time.sleep(1)  # the handler runs at the next instruction; not reached
+        assert stopped.value.signum == signal.SIGTERM
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 class _MtimeProbe:

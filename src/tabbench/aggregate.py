@@ -25,6 +25,7 @@ import pandas as pd
 from tabbench import comparisons as cmp
 from tabbench.curve import choose_curve_run, extract_curve
 from tabbench.frames import read_frames, write_frames
+from tabbench.io import read_parquet
 from tabbench.methods import BASELINE
 from tabbench.provenance import runs_files_provenance
 from tabbench.summary_markdown import markdown_summary
@@ -59,7 +60,7 @@ SUMMARY_FILES: dict[str, str] = {
 
 def load_selected(paths: Iterable[str | Path]) -> pd.DataFrame:
     """Concatenate ``results/selected/{model}/{dataset}.parquet`` files."""
-    frames = [pd.read_parquet(p) for p in paths]
+    frames = [read_parquet(p) for p in paths]
     frames = [f for f in frames if len(f)]
     if not frames:
         from tabbench.select import SELECTED_COLUMNS

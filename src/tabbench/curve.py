@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tabbench.io import read_parquet
 from tabbench.layout import runs_file
 from tabbench.runs_schema import val_column
 
@@ -49,7 +50,7 @@ def extract_curve(runs_file: str | Path | None, config: int = 0) -> pd.DataFrame
         return pd.DataFrame({c: [] for c in CURVE_COLUMNS})
     cols = ["model", "dataset", "split", "config", "epoch", val_column("logloss"),
             val_column("ts_ref")]
-    df = pd.read_parquet(runs_file, columns=cols, filters=[("config", "==", config)])
+    df = read_parquet(runs_file, columns=cols, filters=[("config", "==", config)])
     df = df.sort_values("epoch", ignore_index=True)
     df["calibration_gap"] = df[val_column("logloss")] - df[val_column("ts_ref")]
     return df[CURVE_COLUMNS]

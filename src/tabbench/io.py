@@ -1,4 +1,5 @@
-"""Atomic file writes: a crash never leaves a half-written output behind.
+"""Atomic file writes: a crash never leaves a half-written output behind; and reading parquet
+files so that a damaged one ends a command with one line, not a traceback.
 
 Every output of the pipeline is first written to a temporary file in the destination folder and
 then renamed over the target (``os.replace`` is atomic on POSIX within one file system), so a
@@ -10,6 +11,12 @@ keeps that mode, so without care every output would be private to its owner and 
 a shared file system could not read a results folder. The temporary file is therefore given the
 mode an ordinary ``open(path, "w")`` would have: ``0666`` masked by the process's umask (umask
 022 -> 0644, 077 -> 0600). Folders are created by ``mkdir``, which already applies the umask.
+
+Reading: atomic writes keep our own outputs whole, but a file can still be damaged after it was
+written (a copy cut short, a full disk on a colleague's machine, a bad sector). Readers of the
+runs, selected and summary files go through :func:`reading` (or :func:`read_parquet`), which
+turns what pyarrow raises for such a file into :class:`UnreadableFileError`: one line naming
+the file and how to rebuild it, which the CLI prints as the command's error.
 """
 
 from __future__ import annotations
@@ -19,11 +26,12 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # imported where used: the CLI imports this module for its error type
+    import pandas as pd
 
 _UMASK_LOCK = threading.Lock()
 
@@ -112,3 +120,63 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, os.PathLike):
         return os.fspath(obj)
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+class UnreadableFileError(Exception):
+    """A file that exists but cannot be read as parquet: truncated or corrupt. ``str()`` is one
+    line: the file, what the reader said, and how to rebuild the file
+    (:func:`tabbench.layout.rebuild_hint`)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(path, reason)  # both in args: the error survives a worker process
+        self.path = path
+        self.reason = reason
+
+    def __str__(self) -> str:
+        from tabbench.layout import rebuild_hint
+
+        return (f"{self.path} cannot be read, truncated or corrupt ({self.reason}); "
+                f"{rebuild_hint(self.path)}")
+
+
+#: errors that say something about where the file is or who may read it, not about its bytes
+_NOT_DAMAGE = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+
+
+@contextlib.contextmanager
+def reading(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Inside the block, what reading ``path`` as parquet raises for damaged bytes (pyarrow's
+    errors; an ``OSError`` such as "Corrupt snappy compressed data") becomes
+    :class:`UnreadableFileError`. A missing or forbidden file stays the error it is."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except _NOT_DAMAGE:
+        raise
+    except (pa.ArrowException, OSError, EOFError) as e:
+        said = str(e).removeprefix(f"Could not open Parquet input source '{os.fspath(path)}': ")
+        reason = " ".join(f"{type(e).__name__}: {said}".split())  # one line
+        raise UnreadableFileError(os.fspath(path), reason) from e
+
+
+def read_parquet(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
+    """``pd.read_parquet(path, **kwargs)`` under :func:`reading`."""
+    import pandas as pd
+
+    with reading(path):
+        return pd.read_parquet(path, **kwargs)
+
+
+def check_parquet(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """:class:`UnreadableFileError` for the first of ``paths`` whose footer (schema and row
+    groups, at the end of the file) cannot be read: a truncated, empty or foreign file. Cheap
+    (no data is read), so a command can check the files a reader it does not own will open."""
+    import pyarrow.parquet as pq
+
+    for path in paths:
+        with reading(path):
+            pq.read_metadata(path)

@@ -252,6 +252,32 @@ class ResultsLayout:
         return f"{self.root}/logs/{step}/" + "/".join(str(p) for p in parts) + ".log"
 
 
+#: (folder, depth of a file below the results root, the rule that writes it) for the files
+#: whose damage :func:`rebuild_hint` knows how to repair
+_WRITERS: tuple[tuple[str, int, str], ...] = (
+    ("runs", 4, "train"),  # runs/{model}/{ds}/split{i}.parquet: retrains that split
+    ("selected", 3, "select"),  # selected/{model}/{ds}.parquet
+    (SUMMARY, 2, "aggregate"),  # summary/{name}: rebuilt by the figures target
+)
+
+
+def rebuild_hint(path: PathLike) -> str:
+    """How to rebuild a damaged file of a results folder (``tabbench.io.UnreadableFileError``
+    ends with it): the Snakemake command that rewrites it, by where it lies in the layout
+    above; with ``--config results_dir=`` for a folder other than ``results``."""
+    p = Path(path)
+    for folder, depth, rule in _WRITERS:
+        if len(p.parts) < depth or p.parts[-depth] != folder:
+            continue
+        if rule == "train" and not _SPLIT_FILE.fullmatch(p.name):
+            continue
+        root = Path(*p.parts[:-depth]) if len(p.parts) > depth else Path("results")
+        target = "figures" if folder == SUMMARY else os.fspath(path)
+        other = "" if root == Path("results") else f" --config results_dir={root}"
+        return f"rebuild it with `snakemake {target} --forcerun {rule}{other}`"
+    return "rebuild it with the step that wrote it (docs/design.md §1), or delete it"
+
+
 # --- reading a results folder ----------------------------------------------------------------
 
 

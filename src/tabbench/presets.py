@@ -25,7 +25,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from tabbench.cli.args import is_null
+from tabbench.nulls import is_null
 
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {

@@ -89,10 +89,14 @@ def to_parquet_metadata(prov: Mapping[str, Any]) -> dict[str, str]:
 
 def read_runs_provenance(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The provenance stored in a runs file's metadata; None for a file written without one
-    (before provenance was recorded)."""
+    (before provenance was recorded). A damaged file is a :class:`tabbench.io.UnreadableFileError`
+    (aggregation reads every runs file's provenance: this is where it meets one)."""
     import pyarrow.parquet as pq
 
-    meta = pq.read_schema(path).metadata or {}
+    from tabbench.io import reading
+
+    with reading(path):
+        meta = pq.read_schema(path).metadata or {}
     raw = meta.get(PARQUET_KEY.encode())
     return None if raw is None else json.loads(raw)
 

@@ -15,9 +15,11 @@ from then on.
 
 from __future__ import annotations
 
-#: Test metrics (docs/design.md §4); stored as ``test_<m>`` (raw) and ``test_<m>_ts`` (after TS
-#: fit on the validation logits of the same epoch, with Laplace smoothing).
-TEST_METRIC_IDS: tuple[str, ...] = ("logloss", "brier", "error", "auroc", "ece")
+# TEST_METRIC_IDS: the test metrics (docs/design.md §4, defined beside their definitions in
+# tabbench.metrics.losses); stored as ``test_<m>`` (raw) and ``test_<m>_ts`` (after TS fit on
+# the validation logits of the same epoch, with Laplace smoothing).
+from tabbench.metrics.losses import TEST_METRIC_IDS
+from tabbench.metrics.registry import stopping_metric_ids
 
 KEY_COLUMNS: tuple[str, ...] = ("model", "dataset", "split", "config", "epoch")
 INFO_COLUMNS: tuple[str, ...] = (
@@ -43,8 +45,6 @@ def test_column(metric_id: str, ts: bool = False) -> str:
 
 def val_columns() -> list[str]:
     """``val_<id>`` of every registered stopping metric, in registry order."""
-    from tabbench.metrics.registry import stopping_metric_ids
-
     return [val_column(m) for m in stopping_metric_ids()]
 
 

@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tabbench.io import write_parquet_atomic
+from tabbench.io import reading, write_parquet_atomic
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.runs_schema import test_columns, val_column
 
@@ -244,9 +244,10 @@ def read_records(path: str | Path) -> pa.Table:
     """The columns selection needs from one per-epoch record file: :data:`READ_COLUMNS` and the
     ``val_<id>`` of every registered stopping metric the file holds. ``params`` stays
     dictionary-encoded (31 distinct strings over up to 30K rows): only chosen rows are decoded."""
-    names = set(pq.read_schema(path).names)
-    vals = [c for c in map(val_column, stopping_metric_ids()) if c in names]
-    return pq.read_table(path, columns=[*READ_COLUMNS, *vals], read_dictionary=["params"])
+    with reading(path):  # a damaged file: one line naming it and how to rebuild it
+        names = set(pq.read_schema(path).names)
+        vals = [c for c in map(val_column, stopping_metric_ids()) if c in names]
+        return pq.read_table(path, columns=[*READ_COLUMNS, *vals], read_dictionary=["params"])
 
 
 def select_files(paths: Sequence[str | Path]) -> pd.DataFrame:

@@ -19,7 +19,8 @@ SIGTERM (e.g. ``scancel`` or a SLURM time limit) raise
 :class:`TrainInterrupted` at the next Python instruction - within a boosting round or a
 mini-batch, i.e. at once on the time scale of a job. Finished configs are already on disk as
 part files; the config in progress is lost (its partial write, if any, is removed by
-:func:`tabbench.io.atomic_path`). A second signal kills the job at once.
+:func:`tabbench.io.atomic_path`). A second signal kills the job at once. A signal the job was
+started with ignored stays ignored, as it does in Snakemake (see :func:`stop_on_signals`).
 """
 
 from __future__ import annotations
@@ -94,14 +95,21 @@ def stop_on_signals(
 ) -> Iterator[None]:
     """Turn ``signals`` into :class:`TrainInterrupted` inside the block (main thread only).
     After the first one the default actions are back, so a second signal ends the process at
-    once, whatever it is doing."""
+    once, whatever it is doing.
+
+    A signal that is ignored when the block starts stays ignored (the Unix convention, which
+    Python and so Snakemake follow): a non-interactive shell starts ``cmd &`` with SIGINT
+    ignored, and a Snakemake started so does not stop on SIGINT. Its jobs inherit the ignore;
+    if they stopped on the same SIGINT, Snakemake would see a failed job, retry it or go on
+    with the next ones, and a Ctrl-C would restart work instead of stopping it (issue 22)."""
 
     def stop(signum: int, frame: Any) -> None:
-        for s in signals:
+        for s in caught:
             signal.signal(s, signal.SIG_DFL)
         raise TrainInterrupted(signum)
 
-    previous = {s: signal.signal(s, stop) for s in signals}
+    caught = [s for s in signals if signal.getsignal(s) != signal.SIG_IGN]
+    previous = {s: signal.signal(s, stop) for s in caught}
     try:
         yield
     finally:

@@ -16,6 +16,7 @@ from tabbench.data.filtering import FilterParams, filter_dataset
 from tabbench.data.manifest import OpenMLRef, ye2024_manifest
 from tabbench.data.sources import SourceOptions, fetch
 from tabbench.data.sources import openml as oml_source
+from tabbench.data.sources.openml_config import openml_configured
 
 
 def options(fx, cache, **kw):
@@ -23,7 +24,7 @@ def options(fx, cache, **kw):
 
 
 def test_cache_layout_matches_openml(fx, tmp_path):
-    with oml_source._openml_config(tmp_path, fx.CLOSED_SERVER) as om:
+    with openml_configured(tmp_path, fx.CLOSED_SERVER) as om:
         expected = oml_source.dataset_cache_dir(om, 1462)
     assert fx.openml_dataset_dir(tmp_path, fx.CLOSED_SERVER, 1462) == expected.resolve()
     assert fx.openml_dataset_dir(tmp_path, "https://www.openml.org/api/v1/xml", 7) == (

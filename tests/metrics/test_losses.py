@@ -46,11 +46,12 @@ def test_auroc_ties_count_one_half():
 
 
 def test_ece_by_hand():
-    p = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
+    p = np.array([[0.9, 0.1], [0.77, 0.23], [0.3, 0.7], [0.37, 0.63]])
     y = np.array([0, 1, 1, 1])
-    # confidences 0.9, 0.8, 0.7, 0.6 fall in bins 13, 12, 10, 9 (width 1/15), one each;
-    # correct: 1, 0, 1, 1 → |1−.9| + |0−.8| + |1−.7| + |1−.6| = 1.6, / 4
-    assert ece_proba(p, y) == pytest.approx(0.4)
+    # confidences 0.9, 0.77, 0.7, 0.63 fall in bins 13, 11, 10, 9 (width 1/15), one each, none
+    # on an edge (0.8 = 12/15 and 0.6 = 9/15 would be: their bin decided by float rounding);
+    # correct: 1, 0, 1, 1 → |1−.9| + |0−.77| + |1−.7| + |1−.63| = 1.54, / 4
+    assert ece_proba(p, y) == pytest.approx(0.385)
     perfect = np.array([[1.0, 0.0], [0.0, 1.0]])
     assert ece_proba(perfect, np.array([0, 1])) == 0.0
 

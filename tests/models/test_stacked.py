@@ -75,8 +75,8 @@ def test_realmlp_forward_backward_equal_k_single_networks(dtype, tol):
     base = RealMLPConfig().to_params()
     cfgs = [RealMLPConfig.from_params(dict(base, act=a, add_front_scale=f, ls_eps=ls))
             for a, f, ls in (("selu", True, 0.0), ("relu", False, 0.1), ("mish", True, 0.1))]
+    from tabbench.models.realmlp.inputs import encoded_tensors
     from tabbench.models.realmlp.preprocessing import RealMLPPreprocessor
-    from tabbench.models.realmlp.trainer import encoded_tensors
 
     prep = RealMLPPreprocessor(8, 3.0).fit(data.X_train)
     train32 = encoded_tensors(prep.transform(data.X_train), torch.device("cpu"))
@@ -292,8 +292,8 @@ def test_realmlp_stacked_network_rejects_nothing_silently():
     """A member network's parameters all reach the stacked optimizer (a new parameter in
     RealMLPNetwork would otherwise train in the single path only)."""
     data = make_split(3, sizes=(120, 40, 40))
+    from tabbench.models.realmlp.inputs import encoded_tensors
     from tabbench.models.realmlp.preprocessing import RealMLPPreprocessor
-    from tabbench.models.realmlp.trainer import encoded_tensors
 
     prep = RealMLPPreprocessor(8, 3.0).fit(data.X_train)
     train = encoded_tensors(prep.transform(data.X_train), torch.device("cpu"))

@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from fixtures.damaged import damage
 from workspace import Workspace, job_stats
 
 DATA_JOBS = ("train", "fetch_dataset", "filter_dataset", "split_dataset", "collect_datasets")
@@ -151,6 +152,26 @@ def test_single_dataset_rerun_rebuilds_only_its_own_files(smoke, tmp_path):
         assert changed == own, sorted(changed ^ own)
 
 
+def test_a_damaged_file_ends_figures_and_report_with_one_line(smoke, tmp_path):
+    """A damaged selected file (figures) or summary table (report): the job that reads it
+    fails with one line naming the file and how to rebuild it, which Snakemake prints."""
+    cases = [("figures", "results/selected/xgboost/kc1.parquet", "aggregate",
+              "`snakemake results/selected/xgboost/kc1.parquet --forcerun select`"),
+             ("report", "results/summary/summary.parquet", "plot",
+              "`snakemake figures --forcerun aggregate`")]
+    for target, damaged, job, rebuild in cases:
+        with _restored(smoke, tmp_path) as ws:
+            damage(ws.root / damaged, "truncated")
+            res = ws.snakemake("--cores", "1", target)
+            assert res.returncode != 0, _text(res)[-3000:]
+            log = (ws.root / "results" / "logs" / f"{job}.log").read_text().strip().splitlines()
+            command = "aggregate" if job == "aggregate" else "figures"
+            assert len(log) == 1 and log[0].startswith(
+                f"tabbench {command}: error: {damaged} cannot be read"), log
+            assert log[0].endswith(f"rebuild it with {rebuild}"), log
+            assert log[0] in _text(res)
+
+
 # --- after a SIGINT ---------------------------------------------------------------------------
 
 EXTRA = "epochs: {mlp: 30, xgboost_default: 30, xgboost_tuned: 40}\n"
@@ -164,11 +185,12 @@ def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
     ws = Workspace(tmp_path / "wf", demo=("kc1",))
     (ws.root / "extra.yaml").write_text(EXTRA)
     log = tmp_path / "run.log"
-    # --retries 0: the Ctrl-C reaches the train job, which exits 130; Snakemake itself sometimes
-    # misses the same SIGINT on a loaded machine (seen in CI: no "Terminating processes"), and
-    # the default profile's one retry then restarted the job and finished the run. Without the
-    # retry the run ends interrupted either way, which is the state this test is about.
-    proc = ws.popen(["--cores", "2", "--retries", "0", "--configfile", "extra.yaml", "--config",
+    # The profile as users get it (no --retries): a Ctrl-C stops the run and no job is run
+    # again. (It once was: the test process had SIGINT ignored, as `pytest &` from a script
+    # has, so Snakemake ignored the SIGINT while the train job stopped on it, and the
+    # profile's retry restarted the job; ws.popen now starts Snakemake as a terminal's
+    # foreground job, the job keeps an inherited ignore and the profile does not retry.)
+    proc = ws.popen(["--cores", "2", "--configfile", "extra.yaml", "--config",
                      "preset=smoke", "suite=[kc1]", "models=[xgboost,mlp]", "n_configs=3"], log)
     runs = ws.root / "results" / "runs"
     deadline = time.monotonic() + 300
@@ -188,7 +210,10 @@ def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         proc.log_file.close()
-    assert proc.returncode != 0
+    text = log.read_text()
+    assert proc.returncode != 0, text[-3000:]
+    assert "Terminating processes on user request" in text, text[-3000:]  # Snakemake stopped
+    assert "Trying to restart job" not in text, text[-3000:]  # and ran no job again
     _assert_no_data_or_training(ws)  # before resuming
 
     res = ws.snakemake("--cores", "2")  # resumed: the folder's settings, no --config

@@ -60,21 +60,34 @@ def _resources_by_rule(dry_run_output: str) -> dict[str, str]:
     return out
 
 
-def test_default_profile_retry_doubles_memory(tmp_path: Path) -> None:
-    """A job that fails once is retried with attempt=2, i.e. twice the memory request."""
-    (tmp_path / "Snakefile").write_text(
-        textwrap.dedent(
-            """
-            rule train:
-                output: "out.txt"
-                shell:
-                    "echo {resources.mem_mb} >> attempts.txt; "
-                    "test -e failed_once || (touch failed_once; exit 1); "
-                    "echo done > {output}"
-            """
-        )
-    )
+FAILS_ONCE = textwrap.dedent(
+    """
+    rule train:
+        output: "out.txt"
+        shell:
+            "echo {resources.mem_mb} >> attempts.txt; "
+            "test -e failed_once || (touch failed_once; exit 130); "
+            "echo done > {output}"
+    """
+)
+
+
+def test_default_profile_does_not_retry(tmp_path: Path) -> None:
+    """A failed job (here: exit 130, as a train job stopped by SIGINT ends) is not run again:
+    on a workstation a retry gets no more room than the first try, and a stopped job must stay
+    stopped (issue 22)."""
+    (tmp_path / "Snakefile").write_text(FAILS_ONCE)
     proc = _snakemake(tmp_path, "--workflow-profile", str(PROFILES["default"]))
+    assert proc.returncode != 0
+    assert (tmp_path / "attempts.txt").read_text().split() == ["4000"]
+    assert "Trying to restart job" not in proc.stdout + proc.stderr
+
+
+def test_default_profile_retry_when_asked_doubles_memory(tmp_path: Path) -> None:
+    """With ``--retries 1`` (what the profile advises beside a memory budget) the retry gets
+    attempt=2, i.e. twice the memory request."""
+    (tmp_path / "Snakefile").write_text(FAILS_ONCE)
+    proc = _snakemake(tmp_path, "--workflow-profile", str(PROFILES["default"]), "--retries", "1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / "attempts.txt").read_text().split() == ["4000", "8000"]
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
+from fixtures.signals import interruptible
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
@@ -77,7 +78,9 @@ class Workspace:
         )
 
     def popen(self, args: Sequence[str], log: Path) -> subprocess.Popen:
-        """Start Snakemake in its own process group (so a test can kill it with its jobs)."""
+        """Start Snakemake in its own process group (so a test can kill it with its jobs),
+        with SIGINT at its default, as a terminal's foreground job has it (so a test can
+        interrupt it as Ctrl-C does)."""
         fh = open(log, "w")  # noqa: SIM115 - closed by the caller via proc.stdout_file
         proc = subprocess.Popen(
             self.command(*args),
@@ -86,6 +89,7 @@ class Workspace:
             stdout=fh,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=interruptible,
         )
         proc.log_file = fh  # type: ignore[attr-defined]
         return proc

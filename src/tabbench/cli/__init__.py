@@ -35,9 +35,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from tabbench.io import UnreadableFileError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:  # Ctrl-C outside what a command handles itself (e.g. imports)
         print(f"tabbench {args.command}: interrupted", file=sys.stderr)
         return 130
+    except UnreadableFileError as err:  # a damaged input: which file, and how to rebuild it
+        print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
+        return 1

@@ -1,9 +1,9 @@
-"""Text values from the command line: the argument types of the CLI subcommands, and the one
-definition of how null is spelled in text (also in Snakemake's ``--config`` values, which
-:func:`tabbench.presets.coerce_cli_strings` reads).
+"""Text values from the command line: the argument types of the CLI subcommands.
 
 Snakemake renders config values into shell commands as Python would print them (``True``,
 ``None``), so the rules' flags arrive as text; these parse them strictly and say what was wrong.
+How null is spelled is the library's :func:`tabbench.nulls.is_null` (Snakemake's ``--config``
+values and the model options read it too, and the library never imports the CLI).
 """
 
 from __future__ import annotations
@@ -12,15 +12,7 @@ import argparse
 import dataclasses
 from typing import Any
 
-#: how null is written in text: YAML's spellings (``null``, ``~``, empty) and Python's (``None``,
-#: as Snakemake renders it), in any case
-NULL_SPELLINGS = frozenset({"", "~", "null", "none"})
-
-
-def is_null(text: str) -> bool:
-    """Whether ``text`` spells null (:data:`NULL_SPELLINGS`, case and surrounding space
-    ignored)."""
-    return text.strip().lower() in NULL_SPELLINGS
+from tabbench.nulls import is_null
 
 
 def boolean(text: str) -> bool:

@@ -19,9 +19,11 @@ def _replay(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
     from tabbench.gpu import GpuUnavailableError
+    from tabbench.io import reading
     from tabbench.replay import ReplayMismatchError, run_replay_job
 
-    models = pq.read_table(args.runs, columns=["model"]).column("model").unique().to_pylist()
+    with reading(args.runs):
+        models = pq.read_table(args.runs, columns=["model"]).column("model").unique().to_pylist()
     options = given_trainer_options(args, str(models[0]), "tabbench replay") if models else {}
     if options is None:
         return 2

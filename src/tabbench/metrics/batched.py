@@ -36,7 +36,7 @@ import numpy as np
 from tabbench.metrics._checks import as_labels, check_batched
 from tabbench.metrics.fold_taylor import fold_optima
 from tabbench.metrics.folds import CV_FOLDS, cv_folds
-from tabbench.metrics.losses import ECE_BINS
+from tabbench.metrics.losses import ECE_BINS, TEST_METRIC_IDS
 from tabbench.metrics.ranking import auroc_rows, isotonic_rows, sort_rows, unsort
 from tabbench.metrics.temperature import (
     Prepared,
@@ -54,7 +54,6 @@ from tabbench.metrics.temperature import (
     smoothed_pmax,
     solve_log_beta,
 )
-from tabbench.runs_schema import TEST_METRIC_IDS
 
 _fold_cache: dict[tuple[int, int], np.ndarray | None] = {}
 
@@ -351,7 +350,7 @@ def _class_rows(
 def test_metrics_batched(
     test_logits_ENK: np.ndarray, y_test: np.ndarray, beta_E: np.ndarray, n_fit: int
 ) -> dict[str, np.ndarray]:
-    """Test metrics (runs_schema.TEST_METRIC_IDS) of E epochs, raw and after post-hoc TS.
+    """Test metrics (losses.TEST_METRIC_IDS) of E epochs, raw and after post-hoc TS.
 
     ``beta_E`` (E,) are the inverse temperatures fit on validation at the same epochs and
     ``n_fit`` = N_val the number of samples they were fit on (Laplace smoothing

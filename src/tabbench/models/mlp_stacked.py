@@ -31,6 +31,7 @@ from torch import nn
 
 from tabbench.models.base import GroupChunk, SplitData, TrainContext
 from tabbench.models.mlp_config import MAX_ONE_HOT_LEVELS, complete_params
+from tabbench.models.mlp_parts import MLPPreprocessor, build_mlp
 from tabbench.models.stacked.layers import StackedLinear
 from tabbench.models.stacked.loop import (
     GroupSpec,
@@ -92,8 +93,6 @@ def member_network(cfg: Mapping[str, Any], n_in: int, n_out: int, seed: int) -> 
     """Config ``cfg``'s network with the initial weights ``MLPTrainer`` gives it: its layers
     built right after torch's CPU generator is seeded with ``seed`` (the global generator's
     state is restored afterwards)."""
-    from tabbench.models.mlp import build_mlp
-
     with torch.random.fork_rng(devices=[]):
         torch.default_generator.manual_seed(int(seed))
         return build_mlp(n_in, n_out, cfg["n_hidden_layers"], cfg["hidden_width"], 0.0)
@@ -102,8 +101,6 @@ def member_network(cfg: Mapping[str, Any], n_in: int, n_out: int, seed: int) -> 
 def _preprocessings(data: SplitData, seeds: Sequence[int], max_one_hot_levels: int | None):
     """The members' fitted preprocessors, deduplicated: (distinct preprocessors, member ->
     index). Two seeds give the same transform unless the quantile transform subsamples."""
-    from tabbench.models.mlp import MLPPreprocessor
-
     distinct: list[Any] = []
     source: list[int] = []
     for seed in seeds:

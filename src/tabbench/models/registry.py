@@ -72,7 +72,7 @@ class TrainerOption:
         YAML scalar (``1000`` is an int, a null spelling is None, as everywhere in the config),
         then :attr:`check` decides. Raises ValueError saying what is allowed."""
         if isinstance(value, str):
-            from tabbench.cli.args import is_null
+            from tabbench.nulls import is_null
 
             value = None if is_null(value) else yaml.safe_load(value)
         return self.check(value)

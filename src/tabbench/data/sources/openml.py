@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import socket
 import time
 from collections.abc import Iterator
@@ -51,37 +50,10 @@ from tabbench.data.errors import DataError, SourceUnavailable
 from tabbench.data.manifest import OpenMLRef, openml_ref
 from tabbench.data.raw import RawData, make_raw
 from tabbench.data.sources import reachability
+from tabbench.data.sources.openml_config import openml_configured
 from tabbench.data.sources.options import SourceOptions
 from tabbench.data.sources.reachability import Deadline as _Deadline
 from tabbench.data.sources.reachability import call_with_deadline as _call_with_deadline
-
-
-@contextlib.contextmanager
-def _openml_config(cache_dir: Path | None, server: str | None) -> Iterator[Any]:
-    """Point openml-python at our cache folder (and server), with its own retries off."""
-    import openml
-
-    cfg = openml.config
-    saved = (cfg._root_cache_directory, cfg.server, cfg.connection_n_retries, cfg.retry_policy)
-    try:
-        if cache_dir is not None:
-            Path(cache_dir).mkdir(parents=True, exist_ok=True)
-            cfg.set_root_cache_directory(Path(cache_dir).resolve())
-        if server is not None:
-            cfg.server = server
-        cfg.connection_n_retries = 1  # our own bounded loop decides about retries
-        yield openml
-    finally:
-        (cfg._root_cache_directory, cfg.server, cfg.connection_n_retries, cfg.retry_policy) = saved
-
-
-def resolve_server(
-    server_option: str | None, cache_option: str | os.PathLike[str] | None
-) -> tuple[str, str]:
-    """(server URL, openml-python's cache folder for it) under these options: what a fetch
-    with them would use (openml-python's own config file included)."""
-    with _openml_config(None if cache_option is None else Path(cache_option), server_option) as om:
-        return om.config.server, str(Path(om.config.get_cache_directory()))
 
 
 @contextlib.contextmanager
@@ -257,7 +229,7 @@ def load_id(name: str, ref: OpenMLRef, options: SourceOptions) -> RawData:
     """Load OpenML dataset ``ref`` as ``name``."""
     _unreachable_and_not_cached(ref, options)
     with (
-        _openml_config(options.openml_cache_dir, options.openml_server) as openml,
+        openml_configured(options.openml_cache_dir, options.openml_server) as openml,
         _id_lock(options.openml_cache_dir, ref.dataset_id),
     ):
         cached = is_cached(openml, ref.dataset_id)

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+from tabbench.data.sources.openml_config import resolve_server
+
 T = TypeVar("T")
 
 #: seconds an answer is trusted; the workflow re-probes at the start of every run anyway
@@ -182,8 +184,6 @@ def probe_and_store(
     timeout: float,
 ) -> Reachability:
     """Probe now; write the answer to this host's state file (if ``state_dir``)."""
-    from tabbench.data.sources.openml import resolve_server  # imports openml-python
-
     server, cache_dir = resolve_server(server_option, cache_option)
     ok, reason, seconds = probe(server, timeout)
     state = Reachability(

@@ -38,6 +38,7 @@ from torch import nn
 
 from tabbench.models.base import GroupChunk, SplitData, TrainContext
 from tabbench.models.realmlp.config import RealMLPConfig
+from tabbench.models.realmlp.inputs import check_data, concat_encoded, encoded_tensors
 from tabbench.models.realmlp.layers import ACTIVATION_FUNCTIONS
 from tabbench.models.realmlp.network import RealMLPNetwork
 from tabbench.models.realmlp.optim import decay_multiplier
@@ -309,8 +310,6 @@ def train_members(
 ) -> Iterator[GroupChunk]:
     """Train the RealMLP configs ``params`` (one group: equal :func:`stack_key`) together.
     Errors in the arguments are raised here, before any training."""
-    from tabbench.models.realmlp.trainer import check_data
-
     cfgs = [RealMLPConfig.from_params(p) for p in params]
     keys = {stack_key(c.to_params()) for c in cfgs}
     if len(keys) != 1:
@@ -343,7 +342,6 @@ def build_group(
     """The :class:`~tabbench.models.stacked.loop.GroupSpec` of one group: members initialised,
     inputs preprocessed and on the device (what :func:`train_members` trains)."""
     from tabbench.models.realmlp.preprocessing import RealMLPPreprocessor
-    from tabbench.models.realmlp.trainer import concat_encoded, encoded_tensors
 
     cfgs = [p if isinstance(p, RealMLPConfig) else RealMLPConfig.from_params(p) for p in params]
     ctx0 = ctxs[0]

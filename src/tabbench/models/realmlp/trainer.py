@@ -29,9 +29,10 @@ import torch.nn.functional as F
 
 from tabbench.models.base import EpochChunk, GroupChunk, SplitData, TrainContext
 from tabbench.models.realmlp.config import RealMLPConfig
+from tabbench.models.realmlp.inputs import check_data, concat_encoded, encoded_tensors
 from tabbench.models.realmlp.network import RealMLPNetwork
 from tabbench.models.realmlp.optim import ScheduledAdam
-from tabbench.models.realmlp.preprocessing import EncodedSplit, RealMLPPreprocessor
+from tabbench.models.realmlp.preprocessing import RealMLPPreprocessor
 from tabbench.models.realmlp.schedules import get_schedule
 from tabbench.models.stacked.loop import torch_threads
 
@@ -215,37 +216,3 @@ class _Clock:
             self.intervals.extend(a.elapsed_time(b) / 1000.0 for a, b in self._pending)
             self._pending = []
         return np.cumsum(np.asarray(self.intervals, dtype=np.float64))
-
-
-def encoded_tensors(split: EncodedSplit, device: torch.device) -> tuple[torch.Tensor, ...]:
-    """The (numerical, one-hot, categorical-index) arrays of ``split`` as tensors on ``device``
-    (what the network takes; shared with the stacked trainer)."""
-    return tuple(torch.as_tensor(a).to(device) for a in (split.x_num, split.x_onehot, split.x_cat))
-
-
-def concat_encoded(a: EncodedSplit, b: EncodedSplit) -> EncodedSplit:
-    """``a`` then ``b`` (validation and test: one evaluation pass per epoch)."""
-    return EncodedSplit(
-        x_num=np.concatenate([a.x_num, b.x_num]),
-        x_onehot=np.concatenate([a.x_onehot, b.x_onehot]),
-        x_cat=np.concatenate([a.x_cat, b.x_cat]),
-    )
-
-
-def check_data(data: SplitData) -> None:
-    """A clear error for data RealMLP cannot train on (fewer than 2 classes, no training rows,
-    labels outside 0..K-1), before any work."""
-    if data.n_classes < 2:
-        raise ValueError(f"classification needs n_classes >= 2, got {data.n_classes}")
-    if len(data.X_train) == 0:
-        raise ValueError("empty training set")
-    for part, X, y in (
-        ("train", data.X_train, data.y_train),
-        ("val", data.X_val, data.y_val),
-        ("test", data.X_test, data.y_test),
-    ):
-        y = np.asarray(y)
-        if len(y) != len(X):
-            raise ValueError(f"{part}: {len(X)} rows but {len(y)} labels")
-        if len(y) and (y.min() < 0 or y.max() >= data.n_classes):
-            raise ValueError(f"{part} labels must be codes in 0..{data.n_classes - 1}")
