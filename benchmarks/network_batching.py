@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import multiprocessing as mp
 import statistics
 import sys
@@ -59,6 +60,9 @@ from tabbench.search import sample_config  # noqa: E402
 from tabbench.train_job import train_seed  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+#: the module whose build_group makes a model's stacked group
+GROUP_BUILDERS = {"mlp": "tabbench.models.mlp_stacked",
+                  "realmlp": "tabbench.models.realmlp.stacked"}
 
 
 class OpCounter(TorchDispatchMode):
@@ -248,20 +252,20 @@ def gpu_step_ms(model: str, data: SplitData, k: int, graph: bool, epochs: int,
         if trainer.stack_key(p) == key:
             cfgs.append(p)
     ctxs = [TrainContext(seed=i, n_epochs=1 + epochs, device=device) for i in range(k)]
-    builder = (__import__("tabbench.models.mlp_stacked", fromlist=["x"]) if model == "mlp"
-               else __import__("tabbench.models.realmlp.stacked", fromlist=["x"]))
-    spec = builder.build_group(cfgs, data, ctxs, graph=graph)
-    run = stacked_loop.GroupRun(spec, torch.device(device))
-    run.load_epoch(1)
-    if graph:
-        run.capture()
-    run.train_epoch()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for e in range(epochs):
-        run.load_epoch(2 + e)
+    spec = importlib.import_module(GROUP_BUILDERS[model]).build_group(cfgs, data, ctxs,
+                                                                       graph=graph)
+    with stacked_loop.no_tf32(torch.device(device)):
+        run = stacked_loop.GroupRun(spec, torch.device(device))
+        run.load_epoch(1)
+        if graph:
+            run.capture()
         run.train_epoch()
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for e in range(epochs):
+            run.load_epoch(2 + e)
+            run.train_epoch()
+        torch.cuda.synchronize()
     return (time.perf_counter() - t) * 1000 / (epochs * run.n_batches)
 
 

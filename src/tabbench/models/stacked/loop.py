@@ -166,7 +166,7 @@ def member_losses(logits: torch.Tensor, y: torch.Tensor,
 
 def train_group(spec: GroupSpec, device: torch.device) -> Iterator[GroupChunk]:
     """Train ``spec``'s members for ``spec.n_epochs`` epochs; yield their logits in chunks."""
-    with _no_tf32(device):
+    with no_tf32(device):
         yield from GroupRun(spec, device).run()
 
 
@@ -399,7 +399,7 @@ def _sync(device: torch.device) -> None:
 
 
 @contextlib.contextmanager
-def _no_tf32(device: torch.device) -> Iterator[None]:
+def no_tf32(device: torch.device) -> Iterator[None]:
     """No TF32 matmuls while a group trains: its float32 members must compute as the
     single-config trainers do (and as each other, whatever the group)."""
     if device.type != "cuda":
