@@ -41,7 +41,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from tabbench._scores import proba_to_logits, scores_to_logits
+from tabbench._scores import class_positions, proba_to_logits, scores_to_logits
 from tabbench.metrics.temperature_scaling import TemperatureScaling
 
 __all__ = ["TemperatureScaledClassifier", "TemperatureScaling", "proba_to_logits"]
@@ -196,7 +196,7 @@ class TemperatureScaledClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstim
                 f"{len(self.classes_)} classes"
             )
         self.calibrator_ = TemperatureScaling(smoothing=self.smoothing).fit(
-            z, self._codes(y_cal))
+            z, class_positions(self.classes_, y_cal))
         self.beta_ = self.calibrator_.beta_
         self.n_classes_ = len(self.classes_)
         return self
@@ -233,21 +233,6 @@ class TemperatureScaledClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstim
                                 params=fit_params)
         self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
         return outputs_to_logits(out, method, self.clip), y
-
-    def _codes(self, y: Any) -> np.ndarray:
-        """Positions of the labels ``y`` in ``classes_`` (which need not be sorted)."""
-        classes = self.classes_
-        y = np.asarray(y)
-        order = np.argsort(classes, kind="stable")
-        pos = np.minimum(np.searchsorted(classes[order], y), len(classes) - 1)
-        codes = order[pos]
-        unknown = classes[codes] != y
-        if np.any(unknown):
-            raise ValueError(
-                f"y contains labels the estimator was not fitted on: "
-                f"{np.unique(y[unknown])[:10].tolist()} (classes_: {classes.tolist()})"
-            )
-        return codes
 
     # -- predict -----------------------------------------------------------------------------
 
