@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ROW = re.compile(r"^(logloss|ts_ref)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", re.M)
 
 
-@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "catboost", "torch"])
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "catboost", "torch", "lightning"])
 def test_example_runs(library):
     pytest.importorskip(library)
     script = ROOT / "examples" / f"{library}_refine_then_calibrate.py"
