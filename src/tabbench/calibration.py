@@ -273,7 +273,10 @@ class TemperatureScaledClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstim
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        inner = get_tags(self.estimator)
+        try:
+            inner = get_tags(self.estimator)
+        except AttributeError:  # a duck-typed classifier without scikit-learn's tags
+            return tags
         # The estimator sees X as given, so it decides what X may hold (NaN, sparse,
         # categorical columns, ...): its input tags are this estimator's.
         tags.input_tags = dataclasses.replace(inner.input_tags)
