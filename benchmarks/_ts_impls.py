@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 import tabbench.metrics as M
 
@@ -97,6 +98,54 @@ def fit_sklearn_logreg(z, y):
     return log_proba
 
 
+class LogitsPassThrough(ClassifierMixin, BaseEstimator):
+    """A "classifier" whose ``decision_function`` is its input logits (N, K): lets the
+    scikit-learn meta-estimators calibrate given logits through their public API.
+
+    ``half_margin``: binary logits are returned as x = (z₁ − z₀)/2, the (N,) form
+    scikit-learn requires for two classes; it reads x as the logits (−x, x), whose margin is
+    exactly z₁ − z₀, so its β is the β of the logits z."""
+
+    def __init__(self, n_classes: int = 2, half_margin: bool = False) -> None:
+        self.n_classes = n_classes
+        self.half_margin = half_margin
+
+    def fit(self, X, y):
+        self.classes_ = np.arange(self.n_classes)
+        return self
+
+    def decision_function(self, X):
+        z = np.asarray(X)
+        if self.half_margin and z.shape[1] == 2:
+            return (z[:, 1] - z[:, 0]) / 2
+        return z
+
+    def predict(self, X):
+        return np.asarray(X).argmax(axis=1)
+
+
+def fit_sklearn_temperature(z, y):
+    """scikit-learn's own TS: CalibratedClassifierCV(FrozenEstimator(.), method="temperature")
+    on the logits (N, K) (binary: see :class:`LogitsPassThrough`, the same problem as ours).
+    Bounded Brent on log β in [−10, 10]."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.frozen import FrozenEstimator
+
+    model = FrozenEstimator(LogitsPassThrough(z.shape[1], half_margin=True).fit(z, y))
+    cal = CalibratedClassifierCV(model, method="temperature").fit(z, y)
+    return float(cal.calibrated_classifiers_[0].calibrators[0].beta_)
+
+
+def fit_ours_meta(z, y):
+    """Ours through the same public path: TemperatureScaledClassifier(FrozenEstimator(.))."""
+    from sklearn.frozen import FrozenEstimator
+
+    from tabbench.calibration import TemperatureScaledClassifier
+
+    model = FrozenEstimator(LogitsPassThrough(z.shape[1]).fit(z, y))
+    return TemperatureScaledClassifier(model, smoothing=False).fit(z, y).beta_
+
+
 def methods() -> dict[str, callable]:
     out = {
         "ours (Newton)": fit_ours,
@@ -105,5 +154,7 @@ def methods() -> dict[str, callable]:
     if probmetrics_available():
         out["probmetrics TS"] = fit_probmetrics
     out["torch LBFGS (Guo)"] = fit_guo_lbfgs
+    out["ours TSClassifier(Frozen)"] = fit_ours_meta
+    out["sklearn CCV temperature"] = fit_sklearn_temperature
     out["sklearn LogReg"] = fit_sklearn_logreg  # K > 2: matrix scaling, not TS
     return out

@@ -16,6 +16,7 @@ import warnings
 
 from _demo_data import load, parse_args, report, test_row
 from catboost import CatBoostClassifier
+from sklearn.frozen import FrozenEstimator
 
 from tabbench.calibration import TemperatureScaledClassifier
 from tabbench.stopping import catboost_metric
@@ -44,7 +45,7 @@ def main() -> None:
         with warnings.catch_warnings():  # "Failed to import numba": metric runs in Python
             warnings.filterwarnings("ignore", message=".*numba.*")
             clf.fit(data.X_train, data.y_train, eval_set=(data.X_val, data.y_val))
-        calibrated = TemperatureScaledClassifier(clf).fit(data.X_val, data.y_val)
+        calibrated = TemperatureScaledClassifier(FrozenEstimator(clf)).fit(data.X_val, data.y_val)
         rows.append(test_row(stopping, clf.get_best_iteration(), data,
                              clf.predict_proba(data.X_test), calibrated.predict_proba(data.X_test)))
     report(f"CatBoost on {args.dataset}", data, rows)

@@ -16,6 +16,7 @@ import inspect
 
 import lightgbm as lgb
 from _demo_data import load, parse_args, report, test_row
+from sklearn.frozen import FrozenEstimator
 
 from tabbench.calibration import TemperatureScaledClassifier
 from tabbench.stopping import lightgbm_metric
@@ -50,7 +51,7 @@ def main() -> None:
             callbacks=[lgb.early_stopping(50 if args.small else 200, verbose=False)],
         )
         # predict/predict_proba use best_iteration_ rounds; calibrate that model on val
-        calibrated = TemperatureScaledClassifier(clf).fit(data.X_val, data.y_val)
+        calibrated = TemperatureScaledClassifier(FrozenEstimator(clf)).fit(data.X_val, data.y_val)
         # LightGBM counts rounds from 1; 0-based here
         rows.append(test_row(stopping, clf.best_iteration_ - 1, data,
                              clf.predict_proba(data.X_test), calibrated.predict_proba(data.X_test)))

@@ -14,6 +14,7 @@ does not change).
 from __future__ import annotations
 
 from _demo_data import load, parse_args, report, test_row
+from sklearn.frozen import FrozenEstimator
 from xgboost import XGBClassifier
 
 from tabbench.calibration import TemperatureScaledClassifier
@@ -39,7 +40,7 @@ def main() -> None:
         )
         clf.fit(data.X_train, data.y_train, eval_set=[(data.X_val, data.y_val)], verbose=False)
         # predict/predict_proba use rounds 0..best_iteration; calibrate that model on val
-        calibrated = TemperatureScaledClassifier(clf).fit(data.X_val, data.y_val)
+        calibrated = TemperatureScaledClassifier(FrozenEstimator(clf)).fit(data.X_val, data.y_val)
         rows.append(test_row(stopping, clf.best_iteration, data, clf.predict_proba(data.X_test),
                              calibrated.predict_proba(data.X_test)))
     report(f"XGBoost on {args.dataset}", data, rows)

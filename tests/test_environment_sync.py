@@ -26,11 +26,15 @@ def _pyproject() -> dict[str, str]:
 
 
 def _environment() -> dict[str, str]:
+    """conda packages and pip requirements (a package conda-forge lacks is listed there)."""
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     out = {}
     for dep in env["dependencies"]:
-        if isinstance(dep, str):
-            name, spec = _split(dep)
+        deps = dep["pip"] if isinstance(dep, dict) else [dep]
+        for req in deps:
+            if req.startswith("-e "):
+                continue
+            name, spec = _split(req)
             if name not in {"python", "pip"}:
                 out[name] = spec
     return out

@@ -19,16 +19,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixtures.plugin_dists import (
+    METRIC_ID,
+    METRIC_LABEL,
+    METRIC_MODULE,
+    write_distribution,
+    write_metric_plugin,
+)
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
 import tabbench.metrics as M
+from tabbench.metrics.registry import get_stopping_metric
 from tabbench.stopping import (
     REFINEMENT_KINDS,
     EarlyStopping,
     catboost_metric,
     lightgbm_metric,
     refinement_loss,
+    stopping_kinds,
     xgboost_metric,
 )
 
@@ -119,8 +128,6 @@ def test_refinement_loss_errors_are_clear():
         refinement_loss(y, z[:, 0])  # (N,) scores with labels 0..2
     with pytest.raises(ValueError, match="NaN or inf"):
         refinement_loss(y, np.where(np.arange(50)[:, None] == 3, np.nan, z))
-    with pytest.raises(ValueError, match="logloss"):  # the baseline is EarlyStopping's only
-        refinement_loss(y, z, "logloss")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,8 +174,8 @@ def test_metric_callables_follow_library_conventions():
     assert np.isnan(catboost_metric().evaluate((np.array([0.0, np.inf, 1.0, 2.0]),), y, None)[0])
     with pytest.raises(ValueError, match="unweighted"):
         xgboost_metric()(y, np.array([0.1, 0.8, 0.3, 0.9]), sample_weight=np.ones(4))
-    with pytest.raises(ValueError, match="ts_ref, ts_ref_brier"):
-        xgboost_metric("logloss")
+    with pytest.raises(ValueError, match="ts_ref, ts_ref_brier.*logloss"):
+        xgboost_metric("log_loss")
     # the estimators that hold them can be cloned and pickled (caches are not carried)
     m = xgboost_metric("ts_ref_cv5")
     m(y.repeat(5), np.tile([0.1, 0.8, 0.3, 0.9], 5))
@@ -177,6 +184,49 @@ def test_metric_callables_follow_library_conventions():
         assert other._scorer._log_beta is None
     xgb = pytest.importorskip("xgboost")
     assert clone(xgb.XGBClassifier(eval_metric=m)).get_params()["eval_metric"].kind == m.kind
+
+
+def test_every_registered_stopping_metric_is_a_kind(site):
+    """Wherever a kind is taken, a registered stopping metric is accepted: the built-ins
+    (logloss, brier, error, auroc) and an installed package's, through its entry point."""
+    write_metric_plugin(site)
+    assert stopping_kinds()[:4] == REFINEMENT_KINDS
+    assert {"logloss", "brier", "error", "auroc", METRIC_ID} <= set(stopping_kinds())
+    z, y = make_logits(300, 3, scale=2.0, seed=8)
+    plugin = get_stopping_metric(METRIC_ID).reference
+    assert refinement_loss(y, z, "logloss") == pytest.approx(M.logloss(z, y), rel=1e-12)
+    assert refinement_loss(y, z, "auroc") == pytest.approx(M.one_minus_auroc(z, y), rel=1e-12)
+    assert refinement_loss(y, z, METRIC_ID) == pytest.approx(plugin(z, y), rel=1e-12)
+    p = _softmax(z)
+    assert xgboost_metric(METRIC_ID)(y, p) == pytest.approx(plugin(z, y), rel=1e-5)
+    assert lightgbm_metric(METRIC_ID)(y, p)[1] == pytest.approx(plugin(z, y), rel=1e-5)
+    cat = catboost_metric(METRIC_ID).evaluate(tuple(z.T), y, None)[0]
+    assert cat == pytest.approx(plugin(z, y), rel=1e-12)
+    stopper = EarlyStopping(METRIC_ID, patience=2)
+    stopper.step(z, y)
+    assert stopper.history == [pytest.approx(plugin(z, y), rel=1e-12)]
+    with pytest.raises(ValueError, match=f"unknown kind.*{METRIC_ID}"):
+        refinement_loss(y, z, "no_such_metric")
+
+
+def test_a_kind_xgboost_would_maximise_is_renamed(site):
+    """XGBoost's early stopping maximises metrics named auc*, map*, ndcg*, pre*: a registered
+    "pre_gap" is named "min_pre_gap", and the round kept is its minimum."""
+    xgb = pytest.importorskip("xgboost")
+    module = METRIC_MODULE.replace(repr(METRIC_ID), repr("pre_gap")).replace(
+        repr(METRIC_LABEL), repr("Pre-Gap"))
+    write_distribution(site, "tabbench-pre-gap", {"pre_gap_metric": module},
+                       {"tabbench.stopping_metrics": {"pre_gap": "pre_gap_metric:METRIC"}})
+    assert xgboost_metric("ts_ref").__name__ == "ts_ref"
+    metric = xgboost_metric("pre_gap")
+    assert metric.__name__ == "min_pre_gap"
+    X, y = make_classification(600, 8, random_state=0)
+    clf = xgb.XGBClassifier(n_estimators=25, max_depth=2, learning_rate=0.3, n_jobs=1,
+                            eval_metric=metric, early_stopping_rounds=25)
+    clf.fit(X[:400], y[:400], eval_set=[(X[400:], y[400:])], verbose=False)
+    history = clf.evals_result()["validation_0"]["min_pre_gap"]
+    assert np.argmin(history) != np.argmax(history)
+    assert clf.best_iteration == int(np.argmin(history))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -137,3 +137,21 @@ def scores_to_logits(y_score: Any, scores: ScoreType, clip: float | None = None)
     if s.ndim != 2:
         raise ValueError(f"logits must have shape (N,) or (N, K), got shape {s.shape}")
     return s
+
+
+def class_positions(classes: np.ndarray, y: Any) -> np.ndarray:
+    """Positions of the labels ``y`` in ``classes`` (an estimator's ``classes_``, which need
+    not be sorted): the class codes 0..K−1 the metrics take. Unknown labels raise
+    ValueError naming them."""
+    classes = np.asarray(classes)
+    y = np.asarray(y)
+    order = np.argsort(classes, kind="stable")
+    pos = np.minimum(np.searchsorted(classes[order], y), len(classes) - 1)
+    codes = order[pos]
+    unknown = classes[codes] != y
+    if np.any(unknown):
+        raise ValueError(
+            f"y contains labels the estimator was not fitted on: "
+            f"{np.unique(y[unknown])[:10].tolist()} (classes_: {classes.tolist()})"
+        )
+    return codes

@@ -8,7 +8,8 @@ grows over-confident while refinement still improves, and log loss stops too ear
 calibration error is what the temperature removes afterwards, so refinement picks the epoch
 whose *calibrated* model is best.
 
-Refinement kinds (all lower is better; exactly the metrics of :mod:`tabbench.metrics`):
+Refinement kinds (all lower is better; exactly the metrics of :mod:`tabbench.metrics`), each
+with a fast path here:
 
 * ``"ts_ref"`` (default, the paper's choice): log loss after temperature scaling fit on the
   same set, with Laplace smoothing;
@@ -17,13 +18,19 @@ Refinement kinds (all lower is better; exactly the metrics of :mod:`tabbench.met
   (stratified 5-fold); NaN for fewer than 5 samples;
 * ``"ir_ref"``: log loss after isotonic calibration (+ smoothing).
 
+Every registered stopping metric (the entry points ``tabbench.stopping_metrics``,
+:mod:`tabbench.metrics.registry`: the built-in ``logloss``, ``brier``, ``error``, ``auroc`` and
+any installed package's) is accepted as a ``kind`` too, evaluated by its single-epoch
+``reference`` (else its ``batched`` with one epoch); :func:`stopping_kinds` lists them all.
+
 What is provided:
 
 * :func:`refinement_loss` — the loss of one set of scores;
 * :func:`xgboost_metric`, :func:`lightgbm_metric`, :func:`catboost_metric` — custom eval
   metrics for the libraries' own early stopping (``best_iteration``, model slicing and
   ``use_best_model`` work unchanged);
-* :class:`EarlyStopping` — a framework-free helper for PyTorch (or any) training loops.
+* :class:`EarlyStopping` — a framework-free helper for PyTorch (or any) training loops;
+* :func:`refinement_scorer` — a scikit-learn scorer (``scoring=``) for tuning on refinement.
 
 Speed (profiled; ``docs/usage.md`` has the numbers): ``ts_ref``/``ts_ref_brier`` fit one
 temperature per call with the solver of :mod:`tabbench.metrics.temperature` run for a single
@@ -49,10 +56,12 @@ from tabbench._scores import (
     ScoreType,
     binary_margin,
     check_score_type,
+    class_positions,
+    proba_to_logits,
     scores_to_logits,
     to_numpy,
 )
-from tabbench.metrics import ir_ref, logloss, stopping_metrics_batched
+from tabbench.metrics import ir_ref, stopping_metrics_batched
 from tabbench.metrics._checks import as_labels
 from tabbench.metrics.temperature import (
     Workspace,
@@ -65,7 +74,8 @@ from tabbench.metrics.temperature import (
     solve_log_beta_scalar,
 )
 
-#: The refinement losses accepted as ``kind`` (paper, Sections 3-4; :mod:`tabbench.metrics`).
+#: The refinement losses with a fast path here (paper, Sections 3-4; :mod:`tabbench.metrics`);
+#: every registered stopping metric is accepted as a kind as well (:func:`stopping_kinds`).
 REFINEMENT_KINDS: tuple[str, ...] = ("ts_ref", "ts_ref_brier", "ts_ref_cv5", "ir_ref")
 
 __all__ = [
@@ -73,19 +83,45 @@ __all__ = [
     "CatBoostMetric",
     "EarlyStopping",
     "LightGBMMetric",
+    "RefinementScorer",
     "XGBoostMetric",
     "catboost_metric",
     "lightgbm_metric",
     "refinement_loss",
+    "refinement_scorer",
+    "stopping_kinds",
     "xgboost_metric",
 ]
 
 
-def _check_kind(kind: str, allowed: tuple[str, ...] = REFINEMENT_KINDS) -> str:
+def stopping_kinds() -> tuple[str, ...]:
+    """Every accepted ``kind``: the refinement kinds, then the other registered stopping
+    metrics in registry order (reading the registry imports no numerical kernel)."""
+    from tabbench.metrics.registry import stopping_metric_ids
+
+    return REFINEMENT_KINDS + tuple(m for m in stopping_metric_ids() if m not in REFINEMENT_KINDS)
+
+
+def check_kind(kind: str) -> str:
+    """``kind`` if it is a refinement kind or a registered stopping metric, else ValueError."""
+    if kind in REFINEMENT_KINDS:
+        return kind
+    allowed = stopping_kinds()
     if kind not in allowed:
         raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(allowed)}")
     return kind
 
+
+def _registered(kind: str, z: np.ndarray, y: np.ndarray) -> float:
+    """A registered stopping metric of one epoch: its float64 reference if it has one, else
+    its batched form on one float32 epoch (:class:`tabbench.metrics.StoppingMetric`)."""
+    from tabbench.metrics.registry import get_stopping_metric
+
+    metric = get_stopping_metric(kind)
+    if metric.reference is not None:
+        return float(metric.reference(np.asarray(z, dtype=np.float64), y))
+    z32 = np.ascontiguousarray(z, dtype=np.float32)[None]
+    return float(np.asarray(metric.batched(z32, y.astype(np.int64)))[0])
 
 
 class _Scorer:
@@ -97,8 +133,8 @@ class _Scorer:
     Binary problems are scored from the margin alone (one float32 array, no (N, 2) logits).
     """
 
-    def __init__(self, kind: str, scores: ScoreType, extra_kinds: tuple[str, ...] = ()) -> None:
-        self.kind = _check_kind(kind, REFINEMENT_KINDS + extra_kinds)
+    def __init__(self, kind: str, scores: ScoreType) -> None:
+        self.kind = check_kind(kind)
         check_score_type(scores)
         self.scores = scores
         self._reset_caches()
@@ -161,7 +197,7 @@ class _Scorer:
             return float(out["ts_ref_cv5"][0])
         if self.kind == "ir_ref":
             return ir_ref(z, y)
-        return logloss(z, y)
+        return _registered(self.kind, z, y)
 
     def _fit(self, sums: Callable[[float], tuple[float, float]]) -> float:
         b = solve_log_beta_scalar(sums, 0.0 if self._log_beta is None else self._log_beta)
@@ -232,7 +268,8 @@ def refinement_loss(
     cannot tell from the model's own logits — see :func:`tabbench.calibration.proba_to_logits`
     for p = 0 and p = 1). The type is explicit because 0.3 is a fine logit and a fine
     probability. Numpy arrays, lists and tensors (PyTorch, on any device) are accepted.
-    kind: one of ``REFINEMENT_KINDS``. Equals ``tabbench.metrics.<kind>(logits, y_true)``.
+    kind: one of :func:`stopping_kinds` (a refinement kind, or any registered stopping metric).
+    Equals ``tabbench.metrics.<kind>(logits, y_true)`` (a registered metric's ``reference``).
 
     Raises ValueError on non-finite scores, labels out of range, or an unknown ``kind``.
     """
@@ -240,8 +277,80 @@ def refinement_loss(
 
 
 # ---------------------------------------------------------------------------------------------
+# scikit-learn model selection
+# ---------------------------------------------------------------------------------------------
+
+
+class RefinementScorer:
+    """A scikit-learn scorer ``scorer(estimator, X, y)`` of a refinement loss; create with
+    :func:`refinement_scorer`.
+
+    Greater is better, as scikit-learn's model selection maximises: it returns the *negative*
+    loss (the ``neg_`` convention of ``neg_log_loss``). Scores come from the first of
+    ``response_method`` the estimator has; ``decision_function`` must give logits ((N,) =
+    margins of ``classes_[1]``), ``predict_proba`` probabilities (read through log p, see
+    :func:`tabbench.calibration.proba_to_logits`, with ``clip``). Labels are mapped through
+    ``estimator.classes_``.
+
+    Why ``decision_function`` first: a :class:`tabbench.calibration.TemperatureScaledClassifier`
+    returns its scaled logits there, unsmoothed, whose refinement is the model's own (another
+    temperature absorbs its β), while its ``predict_proba`` is Laplace-smoothed.
+    """
+
+    def __init__(self, kind: str = "ts_ref",
+                 response_method: Sequence[str] = ("decision_function", "predict_proba"),
+                 clip: float | None = None) -> None:
+        self._loss = _Scorer(kind, "logits")
+        methods = (response_method,) if isinstance(response_method, str) \
+            else tuple(response_method)
+        bad = [m for m in methods if m not in ("decision_function", "predict_proba")]
+        if bad or not methods:
+            raise ValueError("response_method: 'decision_function' and/or 'predict_proba', "
+                             f"got {response_method!r}")
+        self.kind, self.response_method, self.clip = kind, methods, clip
+
+    def __call__(self, estimator: Any, X: Any, y_true: Any, sample_weight: Any = None) -> float:
+        if sample_weight is not None:
+            raise ValueError("refinement losses are unweighted: score without sample_weight")
+        method = next((m for m in self.response_method if hasattr(estimator, m)), None)
+        if method is None:
+            raise TypeError(f"{type(estimator).__name__} has no "
+                            f"{' or '.join(self.response_method)}")
+        out = to_numpy(getattr(estimator, method)(X))
+        z = proba_to_logits(out, self.clip) if method == "predict_proba" else out
+        codes = class_positions(np.asarray(estimator.classes_), to_numpy(y_true))
+        return -self._loss(codes, z)
+
+    def __repr__(self) -> str:
+        return (f"refinement_scorer(kind={self.kind!r}, "
+                f"response_method={self.response_method!r}, clip={self.clip!r})")
+
+
+def refinement_scorer(kind: str = "ts_ref",
+                      response_method: Sequence[str] = ("decision_function", "predict_proba"),
+                      clip: float | None = None) -> RefinementScorer:
+    """A scorer for tuning on refinement: ``scoring=refinement_scorer()`` in ``GridSearchCV``,
+    ``RandomizedSearchCV``, ``HalvingRandomSearchCV``, ``cross_validate``, ...
+
+    Example::
+
+        search = GridSearchCV(TemperatureScaledClassifier(XGBClassifier()),
+                              {"estimator__max_depth": [2, 4, 6]},
+                              scoring=refinement_scorer("ts_ref"))
+        search.fit(X, y)   # best_params_: the lowest cross-validated TS-refinement
+
+    The value is −loss (greater is better, like ``neg_log_loss``); ``kind``: any of
+    :func:`stopping_kinds`. See :class:`RefinementScorer` for how scores are read.
+    """
+    return RefinementScorer(kind, response_method, clip)
+
+
+# ---------------------------------------------------------------------------------------------
 # Gradient-boosting libraries
 # ---------------------------------------------------------------------------------------------
+
+#: XGBoost's early stopping maximises a metric whose name starts with one of these.
+XGBOOST_MAXIMISED_PREFIXES: tuple[str, ...] = ("auc", "map", "ndcg", "pre")
 
 
 class XGBoostMetric:
@@ -249,15 +358,16 @@ class XGBoostMetric:
 
     XGBoost calls it as ``metric(y_true, y_pred)`` on each ``eval_set`` after every round,
     names it by ``__name__`` (= ``kind``, so ``evals_result()["validation_0"]["ts_ref"]``), and
-    minimises a callable metric by default; the name must not start with a name XGBoost
-    treats as "higher is better" (auc, map, ndcg, pre), which no refinement kind does. The
-    early stopping uses the *last* eval set and the *last* metric.
+    minimises a callable metric by default, unless its name starts with a name XGBoost treats
+    as "higher is better" (:data:`XGBOOST_MAXIMISED_PREFIXES`), which no built-in kind does:
+    a registered metric named so is called ``"min_<kind>"``. The early stopping uses the
+    *last* eval set and the *last* metric.
     """
 
     def __init__(self, kind: str = "ts_ref", scores: ScoreType = "proba") -> None:
         self._scorer = _Scorer(kind, scores)
         self.kind, self.scores = kind, scores
-        self.__name__ = kind
+        self.__name__ = f"min_{kind}" if kind.startswith(XGBOOST_MAXIMISED_PREFIXES) else kind
 
     def __call__(self, y_true: np.ndarray, y_pred: np.ndarray, sample_weight=None) -> float:
         if sample_weight is not None:
@@ -416,8 +526,9 @@ class EarlyStopping:
     loss), ``best_score`` (+inf before), ``best_state`` (a deep copy of the ``state`` passed
     at the best step: a ``state_dict`` holds references to the live parameters, so it is
     copied, on its device), ``stopped``.
-    ``kind`` may also be ``"logloss"``: plain validation log loss, the classic criterion, for
-    comparisons. ``scores="proba"`` when the loop produces probabilities.
+    ``kind``: any of :func:`stopping_kinds`; ``"logloss"`` (plain validation log loss) is the
+    classic criterion, for comparisons. ``scores="proba"`` when the loop produces
+    probabilities.
     """
 
     def __init__(
@@ -431,7 +542,7 @@ class EarlyStopping:
             raise ValueError(f"patience must be a positive integer, got {patience!r}")
         if not min_delta >= 0:
             raise ValueError(f"min_delta must be >= 0, got {min_delta!r}")
-        self._scorer = _Scorer(kind, scores, extra_kinds=("logloss",))
+        self._scorer = _Scorer(kind, scores)
         self.kind, self.patience, self.min_delta, self.scores = kind, patience, min_delta, scores
         self.reset()
 

@@ -166,7 +166,13 @@ def test_reliability_panels_show_the_tables(drawn, few):
                   & (ece["regime"] == p["regime"]) & (ece["stopping"] == p["stopping"])
                   & (ece["calibration"] == p["calibration"])]
         assert p["ece_mean"] == pytest.approx(row["ece_mean"].item())
+        assert p["smece_mean"] == pytest.approx(row["smece_mean"].item())
+        assert 0 <= p["smece_mean"] < 1
         assert p["regime"] == "tuned"  # both models have tuned configs here
+        # each bin's band holds its accuracy; the histogram is the bins' share of samples
+        lo, acc, hi = (np.array(p[c]) for c in ("acc_lo", "accuracy", "acc_hi"))
+        assert len(lo) == len(acc) > 0 and np.all((lo <= acc + 1e-12) & (acc <= hi + 1e-12))
+        assert sum(p["hist_weight"]) == pytest.approx(1.0)
     assert figs["diag_reliability_example"]["scope"] == few["meta"]["example_dataset"]
 
 

@@ -3,7 +3,7 @@
 The paper calibrates the selected model with temperature scaling (TS). Would another standard
 calibrator do better on the same model? Compared here, each fit on the validation set of the
 split and scored on its test set with :mod:`tabbench.metrics`' definitions (log loss, Brier
-score summed over classes, top-label ECE with 15 bins):
+score summed over classes, top-label ECE with 15 bins, top-label smooth ECE through relplot):
 
 * ``none``: softmax of the logits, nothing fit (the records' raw ``test_*`` columns);
 * ``ts``: :class:`tabbench.metrics.TemperatureScaling` (the paper; the records' ``test_*_ts``);
@@ -31,7 +31,7 @@ from typing import Protocol
 import numpy as np
 
 from tabbench.metrics import TemperatureScaling, laplace_smooth, log_softmax, logloss
-from tabbench.metrics.losses import brier_proba, ece_proba, logloss_proba
+from tabbench.metrics.losses import brier_proba, ece_proba, logloss_proba, smece_proba
 
 #: calibrator names in the order tables and figures show them; TS is the reference
 CALIBRATORS: tuple[str, ...] = ("none", "ts", "isotonic", "platt_vector")
@@ -43,7 +43,7 @@ CALIBRATOR_LABELS: dict[str, str] = {
 }
 REFERENCE = "ts"
 #: test scores of every calibrator (tabbench.metrics definitions)
-SCORES: tuple[str, ...] = ("logloss", "brier", "ece")
+SCORES: tuple[str, ...] = ("logloss", "brier", "ece", "smece")
 
 #: ridge towards the identity map (w = 1, b = 0) in Platt and vector scaling (per sample)
 RIDGE = 1e-6
@@ -234,8 +234,10 @@ def make_calibrator(name: str, n_classes: int) -> Calibrator:
 
 
 def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Test log loss, Brier score and ECE of probabilities (tabbench.metrics' definitions)."""
-    return {"logloss": logloss_proba(p, y), "brier": brier_proba(p, y), "ece": ece_proba(p, y)}
+    """Test log loss, Brier score, ECE and smooth ECE of probabilities (tabbench.metrics'
+    definitions)."""
+    return {"logloss": logloss_proba(p, y), "brier": brier_proba(p, y), "ece": ece_proba(p, y),
+            "smece": smece_proba(p, y)}
 
 
 def calibrated_test_proba(val_logits: np.ndarray, y_val: np.ndarray, test_logits: np.ndarray,

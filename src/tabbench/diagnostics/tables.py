@@ -284,9 +284,10 @@ def summarise_reliability(bins: pd.DataFrame, scores: pd.DataFrame
         if scope != POOLED:
             s = s[s["dataset"] == scope]
         s = s.assign(calibration=s["calibrator"].map(CALIBRATIONS))
-        per_ds = s.groupby(keys + ["dataset"], sort=True)["ece"].mean()
-        mean_ece = per_ds.groupby(keys).mean().rename("ece_mean").reset_index()
-        eces.append(ece.merge(mean_ece, on=keys, how="left"))
+        per_ds = s.groupby(keys + ["dataset"], sort=True)[["ece", "smece"]].mean()
+        means = per_ds.groupby(keys).mean().rename(
+            columns={"ece": "ece_mean", "smece": "smece_mean"}).reset_index()
+        eces.append(ece.merge(means, on=keys, how="left"))
     return {"reliability": pd.concat(parts, ignore_index=True),
             "reliability_ece": pd.concat(eces, ignore_index=True)}, example
 
@@ -427,11 +428,14 @@ def markdown(t: dict[str, Any]) -> str:
     ece = t["reliability_ece"]
     if len(ece):
         lines += _section(
-            "Test ECE of the chosen models, raw and after TS", [],
-            ["scope", "model", "regime", "stopping", "calibration", "mean per dataset",
-             "pooled"], 5,
+            "Test ECE of the chosen models, raw and after TS",
+            ["ECE: 15 equal-width bins of the top-label confidence; smECE: top-label smooth "
+             "ECE (relplot). Mean per dataset = mean over datasets of the mean over splits; "
+             "pooled = the ECE of the bins pooled with equal weight per dataset."],
+            ["scope", "model", "regime", "stopping", "calibration", "ECE mean per dataset",
+             "ECE pooled", "smECE mean per dataset"], 5,
             ([r.scope, r.model, r.regime, r.stopping, r.calibration, _fmt(r.ece_mean, ".4f"),
-              _fmt(r.ece_pooled, ".4f")] for r in ece.itertuples()))
+              _fmt(r.ece_pooled, ".4f"), _fmt(r.smece_mean, ".4f")] for r in ece.itertuples()))
     return "\n".join(lines)
 
 

@@ -49,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "ts_ref": "refinement",
     "ts_ref_brier": "refinement",
     "ts_ref_cv5": "refinement",
-    "TemperatureScaling": "temperature",
+    "TemperatureScaling": "temperature_scaling",
     "fit_temperature": "temperature",
     "fit_temperature_batched": "temperature",
     "fit_temperature_bisection": "temperature",

@@ -96,6 +96,22 @@ def ece_proba(p: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:
     return float(np.abs(gaps).sum() / len(y))
 
 
+def smece_proba(p: np.ndarray, y: np.ndarray) -> float:
+    """Top-label smooth ECE (Błasiok & Nakkiran 2023), as reported by the paper's tables:
+    ``relplot.smECE`` (its authors' implementation, with their automatic kernel bandwidth) of
+    the (confidence, correct) pairs of ``relplot.multiclass_logits_to_confidences``.
+
+    Why next to :func:`ece_proba`: binned ECE depends on the bin edges and is biased upwards
+    for few samples per bin; smECE is a consistent, bin-free estimate of the same top-label
+    miscalibration. relplot is imported here only (it imports seaborn).
+    """
+    import relplot
+
+    conf, correct = relplot.multiclass_logits_to_confidences(
+        np.asarray(p, dtype=np.float64), np.asarray(y), probs=True)
+    return float(relplot.smECE(conf, correct))
+
+
 def auroc_scores(scores: np.ndarray, y: np.ndarray) -> float:
     """Macro one-vs-rest AUROC of per-class scores (N, K) (any monotone transform of the
     probabilities gives the same value). Classes absent from ``y`` are left out; with fewer than

@@ -31,11 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
-from tabbench.metrics._checks import as_logits, check_batched, check_single
-from tabbench.metrics.losses import laplace_smooth, log_softmax
+from tabbench.metrics._checks import check_batched, check_single
+from tabbench.metrics.losses import log_softmax
 
 #: Search interval for b = log β (paper, App. E).
 LOG_BETA_BOUND = 16.0
@@ -663,68 +661,7 @@ def epoch_blocks(shape: tuple[int, int, int], target_elements: int = 65_536) -> 
     return [slice(s, min(s + size, n_epochs)) for s in range(0, n_epochs, size)]
 
 
-class TemperatureScaling(ClassifierMixin, BaseEstimator):
-    """Post-hoc temperature scaling with Laplace smoothing (paper, App. E), a scikit-learn
-    estimator on logits (public as :class:`tabbench.calibration.TemperatureScaling`).
-
-    ``fit(logits, y)`` fits the inverse temperature β = 1/T by minimum NLL of softmax(β z)
-    (:func:`fit_temperature`: exact, the paper's bisection result to ~1e-7); ``predict_proba``
-    returns q = N/(N+1)·softmax(β z) + 1/((N+1)K), N = the number of samples ``fit`` saw
-    (``smoothing=False``: plain softmax(β z)). Why smoothing by default: the paper smooths every
-    TS output, so that one confident mistake on new data cannot cost an infinite log loss.
-
-    Inputs: logits (N, K), or binary scores (N,) = the logit margin z₁ − z₀ (what a
-    ``decision_function`` returns), and labels y = class codes 0..K−1 (the logits' column
-    indices; classes may be absent from y). The log-probabilities log p of any model are valid
-    logits: softmax(β log p) = softmax(β z) whenever p = softmax(z).
-
-    Attributes after ``fit``: ``beta_`` (inverse temperature; > 1 sharpens, < 1 softens),
-    ``n_classes_`` (K), ``classes_`` (0..K−1), ``n_fit_`` (N, the smoothing's sample count).
-    β > 0 never changes the argmax, so ``predict`` is argmax z.
-    Non-finite logits raise ``ValueError``; methods before ``fit`` raise ``NotFittedError``.
-    """
-
-    def __init__(self, smoothing: bool = True):
-        self.smoothing = smoothing
-
-    @staticmethod
-    def _as_2d(logits: np.ndarray) -> np.ndarray:
-        z = np.asarray(logits)
-        if z.ndim == 1:  # binary margins z₁ − z₀ -> logits (0, m): same softmax
-            z = as_logits(np.stack([np.zeros_like(z), z], axis=1), 2)
-        return as_logits(z, 2)
-
-    def fit(self, logits: np.ndarray, y: np.ndarray) -> TemperatureScaling:
-        """Fit β on validation logits (N, K) or binary margins (N,) and class codes y."""
-        z, labels = check_single(self._as_2d(logits), y)
-        self.beta_ = fit_temperature(z, labels)
-        self.n_fit_ = z.shape[0]
-        self.n_classes_ = z.shape[1]
-        self.classes_ = np.arange(self.n_classes_)
-        return self
-
-    def _check_fitted(self, logits: np.ndarray) -> np.ndarray:
-        check_is_fitted(self, "beta_")
-        z = self._as_2d(logits)
-        if z.shape[1] != self.n_classes_:
-            raise ValueError(f"fitted on K = {self.n_classes_} classes, got K = {z.shape[1]}")
-        if not np.all(np.isfinite(z)):
-            raise ValueError("logits contain NaN or inf")
-        return z
-
-    def predict_proba(self, logits: np.ndarray) -> np.ndarray:
-        """Calibrated probabilities (N, K), float64 (binary input gives (N, 2))."""
-        z = self._check_fitted(logits)
-        p = np.exp(log_softmax(self.beta_ * z))
-        return laplace_smooth(p, self.n_fit_) if self.smoothing else p
-
-    def predict(self, logits: np.ndarray) -> np.ndarray:
-        """argmax z (ties: the first class), unchanged by temperature scaling."""
-        return self._check_fitted(logits).argmax(axis=1)
-
-
 __all__ = [
-    "TemperatureScaling",
     "fit_temperature",
     "fit_temperature_batched",
     "fit_temperature_bisection",

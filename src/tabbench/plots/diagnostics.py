@@ -1,9 +1,11 @@
 """Figures of the diagnostics (issue 14; docs/diagnostics.md) from the diagnostic tables only.
 
 * ``diag_reliability``: reliability diagrams of the chosen models, raw and after TS, one panel
-  per (model, stopping metric), pooled over datasets with equal weight per dataset;
+  per (model, stopping metric), pooled over datasets with equal weight per dataset, with a
+  95% Clopper–Pearson band per bin and the histogram of confidences; the legend gives ECE
+  and smooth ECE;
 * ``diag_reliability_example``: the same for one dataset (all its splits);
-* ``diag_calibrators``: test log loss, Brier score and ECE of isotonic regression,
+* ``diag_calibrators``: test log loss, Brier score, ECE and smooth ECE of isotonic regression,
   Platt/vector scaling and no calibration relative to TS, per stopping metric (boxes as in
   Fig. G.2);
 * ``diag_winners_curse``: mean optimism (test − validation) of the selected model against the
@@ -45,7 +47,8 @@ from tabbench.plots.style import (
 
 CALIBRATOR_COLOURS = {"none": "#999999", "isotonic": "#CC79A7", "platt_vector": "#56B4E9",
                       "ts": "#000000"}
-METRIC_TITLES = {"logloss": "test log loss", "brier": "test Brier score", "ece": "test ECE"}
+METRIC_TITLES = {"logloss": "test log loss", "brier": "test Brier score", "ece": "test ECE",
+                 "smece": "test smooth ECE"}
 RAW_TS_STYLE = {"raw": {"color": "#D55E00", "marker": "o", "label": "raw"},
                 "ts": {"color": "#0072B2", "marker": "s", "label": "after TS"}}
 TEST_LABELS = {"test_logloss": "test logloss", "test_brier": "test Brier",
@@ -92,7 +95,9 @@ def reliability(tables: dict, out_dir: str | Path, scope: str | None = None,
         what = (f"pooled over {n_ds} datasets (equal weight each)" if scope == POOLED
                 else f"example dataset {scope} (all its splits)")
         fig.suptitle(f"Reliability of the chosen models, raw and after TS — {what}\n"
-                     "legend: mean per-dataset test ECE; marker area ∝ share of test samples")
+                     "legend: mean per-dataset test ECE / smooth ECE; bars: 95% "
+                     "Clopper–Pearson band per bin\nbottom: histogram of confidences "
+                     "(marker area ∝ share of test samples)")
         for ax in axes.ravel():
             ax.set_visible(False)
         if not models:
@@ -114,23 +119,30 @@ def reliability(tables: dict, out_dir: str | Path, scope: str | None = None,
                     er = e[(e["model"] == model) & (e["regime"] == regime)
                            & (e["stopping"] == stopping) & (e["calibration"] == calib)]
                     mean_ece = float(er["ece_mean"].iloc[0]) if len(er) else np.nan
-                    label = f"{style['label']}: ECE {100 * mean_ece:.1f}%"
+                    mean_smece = float(er["smece_mean"].iloc[0]) \
+                        if len(er) and "smece_mean" in er else np.nan
+                    label = (f"{style['label']}: ECE {100 * mean_ece:.1f}% / "
+                             f"smECE {100 * mean_smece:.1f}%")
                     ax.plot(c["confidence"], c["accuracy"], color=style["color"], lw=1.0,
                             zorder=2, label=label)
                     ax.scatter(c["confidence"], c["accuracy"], s=4 + 60 * c["weight"],
                                color=style["color"], marker=style["marker"], zorder=3,
                                linewidths=0)
+                    band = _band(ax, c, style["color"])
+                    hist = _confidence_histogram(ax, c, style["color"])
                     drawn.append({"model": model, "regime": regime, "stopping": stopping,
                                   "calibration": calib, "ece_mean": mean_ece,
+                                  "smece_mean": mean_smece,
                                   "confidence": c["confidence"].tolist(),
-                                  "accuracy": c["accuracy"].tolist()})
+                                  "accuracy": c["accuracy"].tolist(), **band, **hist})
                 ax.set_xlim(0, 1.02)
                 ax.set_ylim(0, 1.02)
                 ax.set_aspect("equal", adjustable="box")
                 ax.set_title(f"{model_label(model)} ({regime}) — {_labels()[stopping]}",
                              fontsize=7.5)
-                # lower right: empty unless a model is overconfident at high confidence
-                ax.legend(loc="lower right", fontsize=6.5, frameon=False, handlelength=1.2,
+                # upper left: empty unless a model is underconfident at low confidence (the
+                # histogram fills the bottom)
+                ax.legend(loc="upper left", fontsize=5.5, frameon=False, handlelength=1.0,
                           borderaxespad=0.2)
                 if si % ncols == 0:
                     ax.set_ylabel("accuracy")
@@ -141,6 +153,33 @@ def reliability(tables: dict, out_dir: str | Path, scope: str | None = None,
         fig.tight_layout()
         files = save(fig, out_dir, stem)
     return {"files": files, "panels": drawn, "scope": scope}
+
+
+#: the confidence histogram fills at most this fraction of a reliability panel's height
+HIST_HEIGHT = 0.22
+
+
+def _band(ax, c: pd.DataFrame, colour: str) -> dict:
+    """Per-bin Clopper–Pearson band of the accuracy (tables without it, written before the
+    bands existed, draw none)."""
+    if "acc_lo" not in c or c.empty:
+        return {"acc_lo": [], "acc_hi": []}
+    lo, hi = c["acc_lo"].to_numpy(), c["acc_hi"].to_numpy()
+    acc = c["accuracy"].to_numpy()
+    ax.errorbar(c["confidence"], acc, yerr=[acc - lo, hi - acc], fmt="none", ecolor=colour,
+                elinewidth=0.7, capsize=1.2, alpha=0.7, zorder=2)
+    return {"acc_lo": lo.tolist(), "acc_hi": hi.tolist()}
+
+
+def _confidence_histogram(ax, c: pd.DataFrame, colour: str) -> dict:
+    """The share of test samples per confidence bin, as steps along the bottom of the panel
+    (scaled so the fullest bin reaches :data:`HIST_HEIGHT`)."""
+    if c.empty:
+        return {"hist_lo": [], "hist_weight": []}
+    heights = HIST_HEIGHT * c["weight"].to_numpy() / c["weight"].max()
+    ax.bar(c["lo"], heights, width=c["hi"] - c["lo"], align="edge", bottom=0,
+           color=colour, alpha=0.18, edgecolor=colour, linewidth=0.6, zorder=1)
+    return {"hist_lo": c["lo"].tolist(), "hist_weight": c["weight"].tolist()}
 
 
 def reliability_example(tables: dict, out_dir: str | Path) -> dict:
@@ -161,12 +200,12 @@ def calibrators(tables: dict, out_dir: str | Path) -> dict:
     rel: pd.DataFrame = tables["calibrators_relative"]
     others = [c for c in CALIBRATORS if c != REFERENCE]
     sub = rel[rel["calibrator"].isin(others)] if len(rel) else rel
-    metrics = ["logloss", "brier", "ece"]
+    metrics = [m for m in METRIC_TITLES if not len(rel) or m in set(rel["metric"])]
     regimes = ["default", "tuned"]
     drawn = []
     with figure_style():
-        fig, axes = plt.subplots(len(metrics), len(regimes), figsize=(WIDTH, 7.6),
-                                 squeeze=False)
+        fig, axes = plt.subplots(len(metrics), len(regimes),
+                                 figsize=(WIDTH, 2.5 * len(metrics) + 0.1), squeeze=False)
         n_pairs = int(sub[["model", "dataset"]].drop_duplicates().shape[0]) if len(sub) else 0
         models = ", ".join(model_label(m) for m in order_models(sub["model"].unique())) \
             if len(sub) else "–"
