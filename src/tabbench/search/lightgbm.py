@@ -1,6 +1,6 @@
 """LightGBM search space: LightGBM's defaults, and pytabkit's LGBM-HPO random-search space.
 
-Registration: :mod:`tabbench.models.lightgbm_spec` (model name ``"lightgbm"``, this module as
+Registration: :data:`tabbench.models.builtin.LIGHTGBM` (model name ``"lightgbm"``, this module as
 its search space, epoch keys ``lightgbm_default`` for config 0 and ``lightgbm_tuned`` for
 configs >= 1, 100 and 1000 rounds under the paper's protocol; not a network).
 
