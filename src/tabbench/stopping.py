@@ -66,7 +66,9 @@ from tabbench.metrics._checks import as_labels
 from tabbench.metrics.temperature import (
     Workspace,
     binary_derivative_sums,
+    binary_smoothed_miss,
     full_data_evaluator,
+    nll_from_miss,
     prepare,
     sample_stats,
     smoothed_brier,
@@ -205,8 +207,8 @@ class _Scorer:
         return b
 
     def _ts_binary(self, m: np.ndarray, y: np.ndarray) -> float:
-        """TS fit on the signed float32 margins, then the smoothed loss in one float64 pass:
-        1 − q_y = a·σ(−βm) + c and −log q_y = −log1p(−(1 − q_y)) (accurate at both ends), or
+        """TS fit on the signed float32 margins, then the smoothed loss through the binary
+        kernel (:func:`tabbench.metrics.temperature.binary_smoothed_miss`): the log loss, or
         the Brier score 2(1 − q_y)² (K = 2: the other class holds exactly 1 − q_y)."""
         if self._sign is None or self._sign.dtype != m.dtype:
             self._sign = np.where(y == 1, 1, -1).astype(m.dtype)
@@ -220,21 +222,10 @@ class _Scorer:
             g, h = binary_derivative_sums(signed, beta_buf, ws)
             return float(g[0]) / n, float(h[0]) / n
 
-        beta = math.exp(self._fit(sums))
-        a, c = n / (n + 1.0), 1.0 / (2.0 * (n + 1.0))  # Laplace smoothing, K = 2
-        u = signed[0].astype(np.float64)
-        u *= beta
-        with np.errstate(over="ignore"):
-            np.exp(u, out=u)  # inf for very confident samples: then σ(−βm) = 0 exactly
-        u += 1
-        np.reciprocal(u, out=u)  # σ(−βm) = 1 − p_y
-        u *= a
-        u += c  # 1 − q_y
+        miss = binary_smoothed_miss(signed[0], math.exp(self._fit(sums)), n)  # 1 − q_y
         if self.kind == "ts_ref_brier":
-            return float(2.0 * np.dot(u, u) / n)
-        np.negative(u, out=u)
-        np.log1p(u, out=u)
-        return float(-u.mean())
+            return float(2.0 * np.dot(miss, miss) / n)
+        return float(nll_from_miss(miss).mean())
 
     def _ts(self, z: np.ndarray, y: np.ndarray) -> float:
         """TS fit + smoothed loss of one epoch of (N, K) logits: what

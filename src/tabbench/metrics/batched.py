@@ -42,11 +42,13 @@ from tabbench.metrics.temperature import (
     Prepared,
     SampleStats,
     Workspace,
+    binary_smoothed_miss,
     column_sums,
     derivative_sums,
     epoch_blocks,
     fit_log_beta_prepared,
     initial_log_beta,
+    nll_from_miss,
     prepare,
     sample_stats,
     smoothed_brier,
@@ -182,20 +184,11 @@ def _binary_held_out_nll(
     1 − (1 − q_y) to ~1e-12 relative), so no branch for confident or wrong samples is needed.
     """
     counts = np.diff(bounds)
-    a = n_fit / (n_fit + 1.0)  # Laplace smoothing of each fold (docs/design.md §4), K = 2
-    c = 1.0 / ((n_fit + 1.0) * 2)
     out = ws.get("held_nll", margin.shape, np.float64)
-    np.multiply(np.repeat(beta.T, counts, axis=1), margin, out=out)  # u = β_f m
-    with np.errstate(over="ignore"):
-        np.exp(out, out=out)  # inf for very confident samples: then σ(−u) = 0 exactly
-    out += 1
-    np.reciprocal(out, out=out)  # σ(−u) = 1 − p_y
-    out *= np.repeat(a, counts)
-    out += np.repeat(c, counts)  # 1 − q_y
-    np.negative(out, out=out)
-    np.log1p(out, out=out)
-    np.negative(out, out=out)
-    return out
+    # each fold at its own β_f, smoothed with its own training size (docs/design.md §4)
+    binary_smoothed_miss(margin, np.repeat(beta.T, counts, axis=1), np.repeat(n_fit, counts),
+                         out=out)
+    return nll_from_miss(out)
 
 
 def _exact_fold_optima(

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -295,8 +296,39 @@ def smoothed_pmax(stats: SampleStats, n_classes: int, n_fit: int | None) -> np.n
     return out
 
 
-def _smoothing_coefs(n_fit: int, n_classes: int) -> tuple[float, float]:
+def _smoothing_coefs(n_fit: Any, n_classes: int) -> tuple[Any, Any]:
+    """Laplace smoothing q = a·p + c (docs/design.md §4): a = n/(n+1), c = 1/((n+1)K); for a
+    set size ``n_fit`` (a number, or an array of them)."""
     return n_fit / (n_fit + 1.0), 1.0 / ((n_fit + 1.0) * n_classes)
+
+
+def binary_smoothed_miss(signed_margin: np.ndarray, beta: Any, n_fit: Any,
+                         out: np.ndarray | None = None) -> np.ndarray:
+    """1 − q_y of binary problems in one float64 pass: q = a·σ(β m) + c Laplace-smoothed for a
+    fit on ``n_fit`` samples, from the *signed* margins m (positive towards the true class) at
+    inverse temperature ``beta``; ``beta`` and ``n_fit`` broadcast against ``signed_margin``
+    (one per sample for held-out folds fit separately). 1 − q_y = a·σ(−βm) + c is accurate at
+    both ends (q_y ≥ c keeps 1 − (1 − q_y) to ~1e-12 relative), so −log q_y =
+    −log1p(−(1 − q_y)) and the Brier score 2(1 − q_y)² need no branch for confident or wrong
+    samples. The one binary TS-refinement kernel: the fused metrics' held-out folds and
+    :mod:`tabbench.stopping` both score through it."""
+    a, c = _smoothing_coefs(np.asarray(n_fit, dtype=np.float64), 2)
+    out = np.multiply(beta, signed_margin, out=out, dtype=np.float64)  # u = β m
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)  # inf for very confident samples: then σ(−u) = 0 exactly
+    out += 1
+    np.reciprocal(out, out=out)  # σ(−u) = 1 − p_y
+    out *= a
+    out += c  # 1 − q_y
+    return out
+
+
+def nll_from_miss(miss: np.ndarray) -> np.ndarray:
+    """−log q_y from 1 − q_y (:func:`binary_smoothed_miss`), in place."""
+    np.negative(miss, out=miss)
+    np.log1p(miss, out=miss)
+    np.negative(miss, out=miss)
+    return miss
 
 
 # ---------------------------------------------------------------------------------------------
