@@ -55,7 +55,8 @@ def test_typo_names_the_key_and_the_allowed_keys_without_the_config():
 @pytest.mark.parametrize(("change", "key", "reason", "allowed"), [
     ({"n_splits": 0}, "n_splits", "0 is less than the minimum of 1",
      "an integer from 1 to 100 or null"),
-    ({"device": "gpu"}, "device", "'gpu' is not one of ['cpu', 'cuda']", "one of cpu, cuda"),
+    ({"device": "gpu"}, "device", "'gpu' does not match", "cpu, cuda (each network job claims"),
+    ({"device": "cuda:x"}, "device", "'cuda:x' does not match", "or cuda:<index> (pinned"),
     ({"models": []}, "models", "[] should be non-empty", "null or a list of (a string)"),
     ({"mlp_max_one_hot_levels": "abc"}, "mlp_max_one_hot_levels",
      "'abc' is not of type 'integer', 'null'", "an integer >= 2 or null"),

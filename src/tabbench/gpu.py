@@ -77,7 +77,7 @@ def resolve_device(
     Returns "cpu", "cuda" (any free GPU: claim one with `claim_gpu`) or "cuda:<i>" (pinned by the
     user, used as is). With CUDA requested but not usable, fall back to "cpu" with a logged
     warning when the config allows it (so a demo still runs on a laptop), else raise: silently
-    training 2,940 jobs on CPU when the user asked for GPUs would cost days.
+    training the study's ~2,900 jobs on CPU when the user asked for GPUs would cost days.
     """
     normalized = requested.strip().lower()
     if normalized == "cpu":

@@ -130,3 +130,14 @@ def test_a_stacked_study_records_every_epoch_and_switching_the_path_retrains(tmp
     assert switched.returncode == 0, switched.stderr
     cmds = [cmd for _, cmd in _jobs(switched)]
     assert len(cmds) == 2 and all("--members" not in c for c in cmds)
+
+
+def test_a_pinned_gpu_is_a_setting_and_counts_as_a_gpu_job(tmp_path):
+    """device: cuda:1 (gpu.py and the CLI accept it; the config schema did not): network jobs
+    are pinned to that GPU (no claiming) and still declare the gpu resource."""
+    res = snakemake(make_project(tmp_path, device="cuda:1"), "-n", "-p", "--resources", "gpu=1")
+    assert res.returncode == 0, res.stderr + res.stdout
+    for desc, cmd in _jobs(res):
+        nn = "--model mlp" in cmd
+        assert ("--device cuda:1" if nn else "--device cpu") in cmd, cmd
+        assert ("gpu=1" if nn else "gpu=0") in desc, desc

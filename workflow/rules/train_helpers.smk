@@ -5,6 +5,7 @@ from tabbench.models.registry import get_model, is_network, model_names
 from tabbench.models.stacked.plan import (
     DEFAULT_MEMORY_GB,
     STACKED,
+    device_type,
     parse_members,
     training_path,
 )
@@ -114,7 +115,10 @@ def train_plain_flags(wildcards):
 
 
 def train_gpus(wildcards):
-    return 1 if CFG["device"] == "cuda" and is_network(wildcards.model) else 0
+    """One `gpu` resource per network job on a GPU (claimed, or pinned with cuda:<i>)."""
+    return (
+        1 if device_type(CFG["device"]) == "cuda" and is_network(wildcards.model) else 0
+    )
 
 
 def train_targets(wildcards):
