@@ -13,7 +13,8 @@ import pytest
 from fixtures.data_fixtures import write_processed_toy
 
 from tabbench.data.dataset import load_split_data
-from tabbench.diagnostics.paths import logits_key, replay_sidecar
+from tabbench.diagnostics.paths import logits_key
+from tabbench.layout import replay_sidecar
 from tabbench.metrics import logloss
 from tabbench.models.base import EpochChunk
 from tabbench.replay import (

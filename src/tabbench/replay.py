@@ -52,8 +52,9 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from tabbench.diagnostics.paths import logits_key, replay_key, replay_sidecar
+from tabbench.diagnostics.paths import logits_key, replay_key
 from tabbench.io import atomic_path, write_json_atomic
+from tabbench.layout import replay_sidecar
 from tabbench.models.base import (
     EpochChunk,
     ReplayableTrainer,

@@ -128,17 +128,17 @@ def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | Non
 
     A published copy (:mod:`tabbench.publish`) ships neither its runs nor its replays but the
     tables computed from them: those are copied and drawn (``diagnostics_from: published``)."""
-    from tabbench.diagnostics.paths import diagnostics_dir
     from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
     from tabbench.plots.diagnostics import make_diagnostic_figures
     from tabbench.publish import is_published
 
+    mine, theirs = ResultsLayout(out).diagnostics_dir, ResultsLayout(results).diagnostics_dir
     if is_published(results):
-        tables = read_diagnostics(diagnostics_dir(results))
-        if Path(diagnostics_dir(out)).resolve() != Path(diagnostics_dir(results)).resolve():
-            write_diagnostics(tables, diagnostics_dir(out))
+        tables = read_diagnostics(theirs)
+        if Path(mine).resolve() != Path(theirs).resolve():
+            write_diagnostics(tables, mine)
     else:
-        tables = diagnose(results, diagnostics_dir(out), jobs=jobs)
+        tables = diagnose(results, mine, jobs=jobs)
     make_diagnostic_figures(tables, out)
     counts = {f"replay_{k}": v for k, v in tables["meta"]["replay"].items()}
     return {**counts, "diagnostics_from": "published" if is_published(results) else "runs"}

@@ -13,7 +13,7 @@ from fixtures.replay_fixtures import write_fake_replay
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.comparisons import describe
-from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS, replay_npz, replay_sidecar
+from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.diagnostics.selection_bias import MAIN_TARGET
 from tabbench.diagnostics.tables import (
     POOLED,
@@ -21,6 +21,7 @@ from tabbench.diagnostics.tables import (
     discover_tasks,
     read_diagnostics,
 )
+from tabbench.layout import ResultsLayout, replay_sidecar
 from tabbench.plots.diagnostics import make_diagnostic_figures
 
 MODELS = ["xgboost", "mlp"]
@@ -84,7 +85,7 @@ def test_reliability_diagrams_are_normalised_and_the_example_is_one_dataset(tabl
 
 
 def test_stale_and_missing_replays_are_left_out(results, tmp_path):
-    side_path = replay_sidecar(replay_npz(results, "mlp", "bin_a", 1))
+    side_path = replay_sidecar(ResultsLayout(results).replay("mlp", "bin_a", 1))
     original = side_path.read_text()
     side = json.loads(original)
     entry = next(iter(side["selections"].values()))

@@ -26,13 +26,8 @@ from test_results_rules import (  # noqa: F401  (workspace is a fixture)
 )
 from workspace import Workspace
 
-from tabbench.diagnostics.paths import (
-    DIAGNOSTIC_FIGURE_STEMS,
-    DIAGNOSTIC_TABLE_FILES,
-    replay_npz,
-    replay_sidecar,
-)
-from tabbench.layout import ResultsLayout
+from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS, DIAGNOSTIC_TABLE_FILES
+from tabbench.layout import ResultsLayout, replay_sidecar
 from tabbench.presets import PRESETS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,7 +89,7 @@ def test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed(diag_worksp
     os.utime(runs, (later, later))
     planned = _planned_jobs(ws, "figures")
     assert "replay_split" not in planned and "train" not in planned
-    assert replay_npz(results, model, dataset, 0).exists()
+    assert Path(ResultsLayout(results).replay(model, dataset, 0)).exists()
 
 
 @pytest.mark.slow
@@ -108,7 +103,7 @@ def test_smoke_replay_and_diagnostics_end_to_end(tmp_path: Path):
     n = 0
     for model in PRESETS["smoke"]["models"]:
         for dataset in PRESETS["smoke"]["suite"]:
-            npz = replay_npz(results, model, dataset, 0)
+            npz = Path(ResultsLayout(results).replay(model, dataset, 0))
             side = json.loads(replay_sidecar(npz).read_text())
             assert len(side["selections"]) == 16  # 2 regimes x 8 stopping metrics
             for entry in side["selections"].values():  # the self-check's numbers

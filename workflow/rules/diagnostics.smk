@@ -17,14 +17,14 @@ include: "diagnostics_helpers.smk"
 
 rule replay_split:
     input:
-        runs=f"{RESULTS}/runs/{{model}}/{{dataset}}/split{{split}}.parquet",
+        runs=RESULTS_LAYOUT.runs("{model}", "{dataset}", "{split}"),
         processed=lambda w: processed_path(w.dataset),
         splits=lambda w: splits_path(w.dataset),
     output:
         npz=REPLAY_NPZ,
         sidecar=REPLAY_SIDECAR,
     log:
-        f"{RESULTS}/logs/replay/{{model}}/{{dataset}}/split{{split}}.log",
+        RESULTS_LAYOUT.log("replay", "{model}", "{dataset}", "split{split}"),
     wildcard_constraints:
         model=REPLAY_MODEL_PATTERN,
         split=r"\d+",
@@ -53,7 +53,7 @@ rule diagnose:
     output:
         diagnostic_tables(),
     log:
-        f"{RESULTS}/logs/diagnose.log",
+        RESULTS_LAYOUT.log("diagnose"),
     conda:
         "../../environment.yml"
     threads: 4
@@ -75,7 +75,7 @@ rule plot_diagnostics:
     output:
         diagnostic_figure_outputs(),
     log:
-        f"{RESULTS}/logs/plot_diagnostics.log",
+        RESULTS_LAYOUT.log("plot_diagnostics"),
     conda:
         "../../environment.yml"
     params:

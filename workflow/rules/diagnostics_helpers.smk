@@ -19,14 +19,12 @@ from tabbench.diagnostics.paths import (
     DIAGNOSTIC_FIGURE_STEMS,
     DIAGNOSTIC_OTHER_FILES,
     DIAGNOSTIC_TABLE_FILES,
-    diagnostics_dir,
-    replay_npz,
-    replay_sidecar,
     results_of_diagnostics_dir,
 )
+from tabbench.layout import replay_sidecar
 
-DIAGNOSTICS_DIR = str(diagnostics_dir(RESULTS))
-REPLAY_NPZ = str(replay_npz(RESULTS, "{model}", "{dataset}", "{split}"))
+DIAGNOSTICS_DIR = RESULTS_LAYOUT.diagnostics_dir
+REPLAY_NPZ = RESULTS_LAYOUT.replay("{model}", "{dataset}", "{split}")
 REPLAY_SIDECAR = str(replay_sidecar(REPLAY_NPZ))
 # relative tolerance of the replay's self-check (CPU training reproduces the records exactly)
 REPLAY_RTOL = float(CFG.get("replay_rtol") or 1e-5)
@@ -83,7 +81,7 @@ def diagnostics_pairs():
 def replay_targets(wildcards):
     """Every replay file of the pairs (target `replay`)."""
     return [
-        str(replay_npz(RESULTS, m, d, s))
+        RESULTS_LAYOUT.replay(m, d, s)
         for m, d in diagnostics_pairs()
         for s in _splits()
     ]
@@ -98,7 +96,7 @@ def diagnose_runs(wildcards):
 
 
 def _fresh(model, dataset, split):
-    npz = replay_npz(RESULTS, model, dataset, split)
+    npz = Path(RESULTS_LAYOUT.replay(model, dataset, split))
     side, runs = replay_sidecar(npz), Path(RESULTS_LAYOUT.runs(model, dataset, split))
     return (
         npz.exists()
@@ -116,7 +114,7 @@ def diagnose_replays(wildcards):
     for m, d in diagnostics_pairs():
         for s in _splits():
             if planned or _fresh(m, d, s):
-                npz = replay_npz(RESULTS, m, d, s)
+                npz = Path(RESULTS_LAYOUT.replay(m, d, s))
                 out += [str(npz), str(replay_sidecar(npz))]
     return out
 

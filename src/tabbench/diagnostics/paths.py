@@ -1,25 +1,13 @@
 """The names inside the diagnostics' artefacts: array keys of a replay file, table file names,
-figure stems. Their folders are :mod:`tabbench.layout`'s (``ResultsLayout.replay``,
-``ResultsLayout.diagnostics_dir``); :func:`replay_npz` and :func:`diagnostics_dir` are Path
-shorthands for those.
+figure stems. Where the artefacts themselves live is :class:`tabbench.layout.ResultsLayout`'s
+(``replay``, ``diagnostics_dir``), the one layout API.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tabbench.layout import DIAGNOSTICS, SUMMARY, ResultsLayout
-from tabbench.layout import replay_sidecar as replay_sidecar  # re-exported beside replay_npz
-
-
-def replay_npz(results: str | Path, model: str, dataset: str, split: int | str) -> Path:
-    """Replayed logits of one (model, dataset, split): ``ResultsLayout.replay``."""
-    return Path(ResultsLayout(results).replay(model, dataset, split))
-
-
-def diagnostics_dir(results: str | Path) -> Path:
-    """Folder of the diagnostic tables: ``ResultsLayout.diagnostics_dir``."""
-    return Path(ResultsLayout(results).diagnostics_dir)
+from tabbench.layout import DIAGNOSTICS, SUMMARY
 
 
 def replay_key(regime: str, stopping: str) -> str:
@@ -63,7 +51,7 @@ DIAGNOSTIC_FIGURE_STEMS: tuple[str, ...] = (
 
 
 def results_of_diagnostics_dir(folder: str | Path) -> Path:
-    """The results folder of a diagnostics folder (inverse of :func:`diagnostics_dir`)."""
+    """The results folder of a diagnostics folder (inverse of ``ResultsLayout.diagnostics_dir``)."""
     folder = Path(folder)
     if folder.parts[-2:] != (SUMMARY, DIAGNOSTICS):
         raise ValueError(f"{folder} is not a <results>/{SUMMARY}/{DIAGNOSTICS} folder")

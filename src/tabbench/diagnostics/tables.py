@@ -18,7 +18,6 @@ read back by :mod:`tabbench.plots.diagnostics`, which never touches ``runs/`` or
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -35,8 +34,6 @@ from tabbench.diagnostics.paths import (
     DIAGNOSTIC_TABLE_FILES,
     logits_key,
     replay_key,
-    replay_npz,
-    replay_sidecar,
 )
 from tabbench.diagnostics.reliability import SUM_COLUMNS, bin_sums, pool
 from tabbench.diagnostics.selection_bias import (
@@ -46,6 +43,7 @@ from tabbench.diagnostics.selection_bias import (
     split_selection_bias,
 )
 from tabbench.frames import read_frames, write_frames
+from tabbench.layout import ResultsLayout, replay_sidecar, runs_splits
 
 TABLE_FILES = DIAGNOSTIC_TABLE_FILES
 OTHER_FILES = DIAGNOSTIC_OTHER_FILES
@@ -68,23 +66,22 @@ def discover_tasks(results: str | Path, pairs: Sequence[str] | None = None,
                    n_splits: int | None = None) -> list[SplitTask]:
     """One task per runs file of ``results`` (only ``pairs`` "model/dataset" if given, only
     splits ``0..n_splits-1`` if given), with its replay file when one exists."""
-    root = Path(results)
+    layout = ResultsLayout(results)
+    root = Path(layout.runs_dir)
     if pairs is None:
-        pairs = sorted(f"{p.parent.name}/{p.name}" for p in root.glob("runs/*/*") if p.is_dir())
+        pairs = sorted(f"{p.parent.name}/{p.name}" for p in root.glob("*/*") if p.is_dir())
     tasks = []
     for pair in pairs:
         model, _, dataset = pair.partition("/")
         if not dataset:
             raise ValueError(f"pairs are model/dataset, got {pair!r}")
-        folder = root / "runs" / model / dataset
-        splits = sorted(int(m.group(1)) for p in folder.glob("split*.parquet")
-                        if (m := re.fullmatch(r"split(\d+)\.parquet", p.name)))
+        splits = runs_splits(layout.runs_dir, model, dataset)
         if n_splits is not None:
             splits = [s for s in splits if s < n_splits]
         for s in splits:
-            npz = replay_npz(root, model, dataset, s)
+            npz = Path(layout.replay(model, dataset, s))
             ok = npz.exists() and replay_sidecar(npz).exists()
-            tasks.append(SplitTask(model, dataset, s, folder / f"split{s}.parquet",
+            tasks.append(SplitTask(model, dataset, s, Path(layout.runs(model, dataset, s)),
                                    npz if ok else None))
     return tasks
 
