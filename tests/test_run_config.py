@@ -13,16 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tabbench.config_schema import ConfigError, check_config
 from tabbench.data.manifest import known_names, unknown_dataset_message, ye2024_manifest
 from tabbench.layout import ResultsLayout, read_run_config
-from tabbench.run_config import (
-    INVOCATION_KEYS,
-    ConfigError,
-    check_config,
-    folder_settings,
-    remember,
-    settle,
-)
+from tabbench.run_config import INVOCATION_KEYS, folder_settings, remember, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())

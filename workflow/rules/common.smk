@@ -14,7 +14,8 @@ import sys
 import yaml
 
 from tabbench.layout import DataLayout, ResultsLayout
-from tabbench.run_config import ConfigError, remember, settle
+from tabbench.config_schema import ConfigError
+from tabbench.run_config import remember, settle
 
 
 def _workflow_configfiles():
