@@ -197,3 +197,42 @@ def test_end_to_end_records(tmp_path):
             assert (out.parent / "split0.failures.json").read_text().strip() == "[]"
             log = (project / "results" / "logs" / "train" / model / ds / "split0.log").read_text()
             assert "done: 2 configs recorded" in log
+
+
+def test_the_rerun_policy_retrains_for_settings_never_for_a_changed_rule(tmp_path, monkeypatch):
+    """profiles/default's rerun triggers (the one policy, docs/design.md §6): with them, a
+    changed rule (here its params renamed, as a `git pull` may bring) plans nothing on a
+    finished folder, where Snakemake's own default triggers would retrain every job; a changed
+    setting still retrains the jobs it affects."""
+    triggers = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())[
+        "rerun-triggers"]
+    assert "code" not in triggers and "params" in triggers
+    project = make_project(tmp_path / "p", models=["mlp"], n_splits=1)
+    rules = project / "workflow" / "rules"  # the repository's layout (conda: ../../environment.yml)
+    shutil.copytree(REPO / "workflow" / "rules", rules)
+    shutil.copy(REPO / "environment.yml", project / "environment.yml")
+    snakefile = project / "Snakefile"
+    snakefile.write_text(snakefile.read_text().replace(
+        str(REPO / "workflow" / "rules" / "train.smk"), str(rules / "train.smk")))
+    fake = tmp_path / "bin" / "tabbench"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_TABBENCH)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert snakemake(project).returncode == 0
+    train = rules / "train.smk"
+    train.write_text(train.read_text().replace("record_flags", "renamed_flags"))
+    policy = ["--rerun-triggers", *triggers]
+
+    def planned(*args):
+        res = snakemake(project, "-n", "-p", *args)
+        assert res.returncode == 0, res.stderr + res.stdout
+        return len(_jobs(res))
+
+    assert planned(*policy) == 0
+    assert planned() == 2  # Snakemake's defaults (the code trigger) would retrain both jobs
+    stored = project / "results" / "run_config.yaml"
+    cfg = yaml.safe_load(stored.read_text())
+    cfg["epochs"]["mlp"] = 3
+    stored.write_text(yaml.safe_dump(cfg))
+    assert planned(*policy) == 2  # a setting that changes the records retrains

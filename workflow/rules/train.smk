@@ -31,13 +31,13 @@ rule train:
         seed=CFG["seed"],
         device=train_device,
         gpu_flags=train_gpu_flags,
-        # named mlp_flags for the shell command's sake: renaming it would change the command's
-        # text, which reruns every finished train job; it holds any model's option flags
-        mlp_flags=train_plain_flags,
+        # the flags that determine the records (trainer options, training path): a rerun
+        # trigger (params); the others are not (NotARerunTrigger)
+        record_flags=train_plain_flags,
         network_flags=train_network_flags,
     shell:
         "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"
         " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"
         " --out {output.runs:q} --n-configs {params.n_configs} --epochs {params.epochs}"
         " --seed {params.seed} --threads {threads} --device {params.device}{params.gpu_flags}"
-        "{params.mlp_flags}{params.network_flags} > {log:q} 2>&1"
+        "{params.record_flags}{params.network_flags} > {log:q} 2>&1"
