@@ -56,12 +56,19 @@ RESULTS_LAYOUT = ResultsLayout(RESULTS)
 CACHE_ONLY_RULES = {"figures", "report", "plot", "aggregate"}
 
 
+def requested_targets():
+    """The targets this invocation asked for (rule names or files; empty = the default target
+    `all`). The one place the workflow reads Snakemake's internals for it
+    (`workflow.dag_settings`); known only once the DAG is being built (input functions,
+    onstart), not while the Snakefile is parsed."""
+    settings = getattr(workflow, "dag_settings", None)
+    return [str(t) for t in (getattr(settings, "targets", None) or [])]
+
+
 def reads_cache_only():
     """True when every target of this invocation is a figures/summary/report target; False for
-    the default target `all` (the study) or any other. Known only once the DAG is being built
-    (input functions, onstart), not while the Snakefile is parsed."""
-    settings = getattr(workflow, "dag_settings", None)
-    targets = list(getattr(settings, "targets", None) or [])
+    the default target `all` (the study) or any other."""
+    targets = requested_targets()
     if not targets:
         return False
     folders = [RESULTS_LAYOUT.summary_dir, RESULTS_LAYOUT.figures_dir]

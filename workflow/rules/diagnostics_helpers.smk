@@ -47,8 +47,7 @@ def replay_option_flags(wildcards):
 def replay_planned():
     """Whether the requested targets include `replay` or `diagnostics` (only then are replay
     jobs planned; see the top of this file)."""
-    settings = getattr(workflow, "dag_settings", None)
-    return bool(set(getattr(settings, "targets", None) or ()) & PLANNING_TARGETS)
+    return bool(set(requested_targets()) & PLANNING_TARGETS)
 
 
 def _splits():
