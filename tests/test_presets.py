@@ -188,3 +188,19 @@ def test_max_rows_null_is_the_presets_cap_and_unlimited_is_no_cap() -> None:
 
     coerced = coerce_cli_strings({**_config(), "max_rows": "none"})
     assert coerced["max_rows"] is None and row_cap(resolve_config(coerced)) == 100_000
+
+
+def test_excluded_datasets_leave_the_suite_and_a_typo_is_an_error(tmp_path):
+    from pathlib import Path
+
+    import pytest
+
+    from tabbench.data.manifest import suite_names
+
+    demo = Path(__file__).resolve().parents[1] / "data" / "demo"
+    every = suite_names("demo", demo)
+    left = suite_names("demo", demo, exclude=["adult", "letter"])
+    assert left == [n for n in every if n not in ("adult", "letter")]
+    assert suite_names(["kc1", "pc1"], demo, exclude=["pc1"]) == ["kc1"]
+    with pytest.raises(ValueError, match="'exclude': adlt not in the suite"):
+        suite_names("demo", demo, exclude=["adlt"])

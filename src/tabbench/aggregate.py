@@ -74,7 +74,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
                      ) -> dict[str, object]:
     """All summary tables (in memory) from the concatenated selected rows. ``rope``: the
     Bayesian test's region of practical equivalence in % (config ``rope_percent``)."""
-    from tabbench.claims import check_claims, claims_html, claims_markdown
+    from tabbench.claims import check_claims
 
     means = dataset_means(selected)
     pairs = paired_with_baseline(selected)
@@ -84,6 +84,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
     epochs = mean_best_epochs(selected)
     curve_run = choose_curve_run(selected, runs_dir)
     claims = check_claims(selected, large_rows, rope=rope)
+    failures = folder_failures(selected, runs_dir)
     meta = {
         "large_rows": int(large_rows),
         "rope_percent": float(rope),
@@ -94,9 +95,10 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "curve_run": None if curve_run is None else str(curve_run),
         "baseline": BASELINE,
         "dropped_splits": dropped_splits(selected, pairs=pairs),
+        "failures": failures,
         **runs_files_provenance(selected, runs_dir),
     }
-    return {
+    frames = {
         "dataset_means": means,
         "relative": rel,
         "summary": summary,
@@ -104,12 +106,39 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "best_epochs": epochs,
         "best_epochs_summary": summarise_best_epochs(epochs),
         "curve": extract_curve(curve_run),
-        "markdown": markdown_summary(summary, large_rows, ranks),
         "claims": claims,
-        "claims_markdown": claims_markdown(claims, large_rows, rope),
-        "claims_html": claims_html(claims, large_rows, rope),
         "meta": meta,
     }
+    return render_texts(frames)
+
+
+def render_texts(frames: dict[str, object]) -> dict[str, object]:
+    """``summary.md``, ``claims.md`` and ``claims.html`` from the tables and ``meta.json`` of
+    ``frames`` (set into it, which is returned): rendered again when ``meta`` changes (a
+    published copy takes its failure counts from the study's)."""
+    from tabbench.claims import claims_html, claims_markdown
+
+    meta = frames["meta"]
+    large, rope, failures = meta["large_rows"], meta["rope_percent"], meta.get("failures")
+    frames["markdown"] = markdown_summary(frames["summary"], large, frames["ranks"], failures)
+    frames["claims_markdown"] = claims_markdown(frames["claims"], large, rope, failures)
+    frames["claims_html"] = claims_html(frames["claims"], large, rope, failures)
+    return frames
+
+
+def folder_failures(selected: pd.DataFrame, runs_dir: str | Path | None) -> dict[str, object]:
+    """The failed configs of every split of the (model, dataset)s behind ``selected`` that has a
+    runs file (:mod:`tabbench.failures`); none without ``runs_dir``."""
+    from tabbench.failures import failure_counts, read_failures
+    from tabbench.layout import runs_splits
+
+    if runs_dir is None or selected.empty:
+        return {"configs": 0, "by": []}
+    pairs = selected[["model", "dataset"]].drop_duplicates().itertuples(index=False)
+    splits = [(str(m), str(d), s) for m, d in pairs for s in runs_splits(runs_dir, m, d)]
+    recorded = {(str(m), str(d), int(s)) for m, d, s in
+                selected[["model", "dataset", "split"]].drop_duplicates().itertuples(index=False)}
+    return failure_counts(read_failures(runs_dir, splits), recorded)
 
 
 def write_summary(frames: dict[str, object], out_dir: str | Path) -> dict[str, Path]:

@@ -327,7 +327,15 @@ TABLE_HEADER = ("figure", "claim (paper)", "model", "regime", "metric", "method 
                 "verdict")
 
 
-def _preamble(large_rows: int, rope: float) -> list[str]:
+def _failures_sentence(failures: dict | None) -> str:
+    if not failures or not failures.get("configs"):
+        return ""
+    n_pairs = len(failures.get("by", []))
+    return (f" {failures['configs']} configs failed in {n_pairs} (model, dataset) pairs and are "
+            "left out (summary.md lists them with their reasons).")
+
+
+def _preamble(large_rows: int, rope: float, failures: dict | None = None) -> list[str]:
     return [f"Relative differences in % of the method to the comparison, per dataset (mean over "
             f"splits first; per (dataset, split) where the paper plots splits), clipped to "
             f"[−100, 100]; lower = the method's test metric (or chosen epoch, Fig. G.5) is "
@@ -336,7 +344,8 @@ def _preamble(large_rows: int, rope: float) -> list[str]:
             f"(datasets resampled, their splits inside). p: the claim's frequentist test "
             f"(Wilcoxon signed-rank, the paper's; Mann–Whitney for large vs small; Friedman "
             f"for ranks). P(<) / P(≈) / P(>): Bayesian signed-rank test (baycomp) that the "
-            f"method is lower by more than the ROPE of {rope:g} %, within it, or higher.",
+            f"method is lower by more than the ROPE of {rope:g} %, within it, or higher."
+            + _failures_sentence(failures),
             f"Verdict rule (`tabbench.claims.verdict`): {VERDICT_RULE}"]
 
 
@@ -373,10 +382,11 @@ def _cells(r) -> list[str]:
 
 
 def claims_markdown(claims: pd.DataFrame, large_rows: int,
-                    rope: float = cmp.ROPE_PERCENT) -> str:
+                    rope: float = cmp.ROPE_PERCENT, failures: dict | None = None) -> str:
     """``claims.md``: the verdict rule, a count of verdicts, and one table row per claim,
-    model and regime with the paper's statement beside our numbers."""
-    intro, rule = _preamble(large_rows, rope)
+    model and regime with the paper's statement beside our numbers (and how many configs
+    failed, from ``meta.json``'s ``failures``)."""
+    intro, rule = _preamble(large_rows, rope, failures)
     lines = ["# The paper's tabular claims, checked on these results", "", intro, "", rule, ""]
     if claims.empty:
         return "\n".join(lines + ["No claim could be checked: no selected results.", ""])
@@ -394,12 +404,13 @@ def claims_markdown(claims: pd.DataFrame, large_rows: int,
 _VERDICT_COLOURS = {REPRODUCED: "#d9f0d3", NOT_REPRODUCED: "#f4cccc", INCONCLUSIVE: "#eeeeee"}
 
 
-def claims_html(claims: pd.DataFrame, large_rows: int, rope: float = cmp.ROPE_PERCENT) -> str:
+def claims_html(claims: pd.DataFrame, large_rows: int, rope: float = cmp.ROPE_PERCENT,
+                failures: dict | None = None) -> str:
     """``claims.html``: the same table as :func:`claims_markdown`, as a self-contained HTML page
     (the HTML report embeds it; verdicts coloured)."""
     from html import escape
 
-    intro, rule = _preamble(large_rows, rope)
+    intro, rule = _preamble(large_rows, rope, failures)
     rule = rule.replace("`", "")
     head = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
             "<title>The paper's tabular claims</title><style>"

@@ -22,7 +22,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from tabbench.aggregate import LARGE_ROWS, aggregate_frames, load_selected, write_summary
+from tabbench.aggregate import (
+    LARGE_ROWS,
+    aggregate_frames,
+    load_selected,
+    render_texts,
+    write_summary,
+)
 from tabbench.layout import SUMMARY, CachedResult, ResultsLayout, complete_results
 from tabbench.select import SELECTED_COLUMNS, select_files
 
@@ -85,7 +91,8 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     runs_dir = Path(ResultsLayout(results).runs_dir)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
                               rope)
-    _keep_published_provenance(results, frames["meta"])
+    if _keep_published_provenance(results, frames["meta"]):
+        render_texts(frames)  # with the study's failure counts
     write_summary(frames, Path(out) / SUMMARY)
     t2 = time.perf_counter()
     make_figures(frames, out)
@@ -99,25 +106,26 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
 
 #: the meta.json keys that a published copy cannot recompute (they come from every runs file)
 PROVENANCE_KEYS = ("versions", "mixed_versions", "n_runs_files",
-                   "n_runs_files_without_provenance")
+                   "n_runs_files_without_provenance", "failures")
 
 
-def _keep_published_provenance(results: str | Path, meta: dict) -> None:
+def _keep_published_provenance(results: str | Path, meta: dict) -> bool:
     """A published copy (:mod:`tabbench.publish`) holds one runs file, not the study's: its
-    ``meta.json`` keeps the provenance of every runs file the study had, and says it is a
-    copy."""
+    ``meta.json`` keeps the provenance and the failure counts of every runs file the study had,
+    and says it is a copy. Returns whether ``results`` is such a copy."""
     import json
 
     from tabbench.layout import META
     from tabbench.publish import is_published, read_manifest
 
     if not is_published(results):
-        return
+        return False
     shipped = json.loads(Path(ResultsLayout(results).summary(META)).read_text())
     meta.update({k: shipped[k] for k in PROVENANCE_KEYS if k in shipped})
     manifest = read_manifest(results)
     meta["published_copy"] = {k: manifest.get(k) for k in ("source", "published",
                                                            "published_by_commit")}
+    return True
 
 
 def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | None = None

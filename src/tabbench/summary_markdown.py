@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tabbench.failures import failures_markdown
 from tabbench.methods import ts_method_names
 from tabbench.runs_schema import TEST_METRIC_IDS
 from tabbench.summary_tables import LARGE_ROWS, SUBSETS
@@ -21,9 +22,9 @@ def _interval(r) -> str:
 
 
 def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS,
-                     ranks: pd.DataFrame | None = None) -> str:
+                     ranks: pd.DataFrame | None = None, failures: dict | None = None) -> str:
     """Markdown tables of the summary: one per (metric, subset), rows = (model, regime, method);
-    then the mean ranks of the stopping methods."""
+    then the mean ranks of the stopping methods and the failed configs."""
     if summary.empty:
         return "# Summary\n\nNo selected results to summarise.\n"
     rope = float(summary["rope"].iloc[0]) if "rope" in summary and len(summary) else np.nan
@@ -54,6 +55,7 @@ def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS,
             lines.append("")
     if ranks is not None and not ranks.empty:
         lines += rank_markdown(ranks)
+    lines += failures_markdown(failures or {})
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -209,3 +210,18 @@ def test_shipped_demo_suite_data_rules(wf):
     assert (summary["status"] != "unavailable").all()
     for name in kept:
         assert (data / "splits" / f"{name}.parquet").is_file()
+
+
+def test_excluded_dataset_gets_no_job_and_a_typo_stops_the_run(wf):
+    """config ``exclude`` removes a dataset before any job; a name the suite lacks is one line."""
+    fx.make_demo_dir(wf.dir / "data" / "demo",
+                     {"keep": fx.synthetic_frame(600), "drop": fx.synthetic_frame(600)})
+    args = ["-n", "data", "--cores", "1", "--config", "suite=[keep,drop]", "sources=[bundled]"]
+    every = wf(*args)
+    left = wf(*args, "exclude=[drop]")
+    fetched = lambda proc: set(re.findall(r"wildcards: dataset=(\w+)", proc.stdout))  # noqa: E731
+    assert fetched(every) == {"keep", "drop"}
+    assert fetched(left) == {"keep"}
+    typo = wf(*args, "exclude=[dorp]", check=False)
+    assert typo.returncode != 0
+    assert "config key 'exclude': dorp not in the suite" in typo.stdout + typo.stderr

@@ -22,7 +22,11 @@ from tabbench.data.pipeline import read_kept
 from tabbench.presets import row_cap
 
 DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
-DATASETS = suite_names(CFG["suite"], DEMO_DIR)
+# an excluded name the suite does not hold stops the run before any job, in one line
+try:
+    DATASETS = suite_names(CFG["suite"], DEMO_DIR, CFG.get("exclude") or ())
+except ValueError as e:
+    sys.exit(f"tabbench: invalid configuration: {e}")
 DATASET_PATTERN = "[^/]+"
 # optional folder: the option is left out when talent_dir is null
 TALENT_OPTION = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -66,8 +67,21 @@ def demo_manifest(demo_dir: str | os.PathLike[str]) -> pd.DataFrame:
     return df.set_index("name", drop=False)
 
 
-def suite_names(suite: str | list[str], demo_dir: str | os.PathLike[str]) -> list[str]:
-    """Dataset names of a suite, in manifest order, without duplicates."""
+def suite_names(suite: str | list[str], demo_dir: str | os.PathLike[str],
+                exclude: Iterable[str] = ()) -> list[str]:
+    """Dataset names of a suite, in manifest order, without duplicates, without the names of
+    ``exclude`` (config ``exclude``). A name in ``exclude`` that the suite does not hold is an
+    error: a typo would otherwise exclude nothing without a word."""
+    names = _suite(suite, demo_dir)
+    excluded = list(dict.fromkeys(str(n) for n in exclude))
+    unknown = [n for n in excluded if n not in names]
+    if unknown:
+        raise ValueError(f"config key 'exclude': {', '.join(unknown)} not in the suite "
+                         f"({len(names)} datasets; e.g. {', '.join(names[:3])})")
+    return [n for n in names if n not in set(excluded)]
+
+
+def _suite(suite: str | list[str], demo_dir: str | os.PathLike[str]) -> list[str]:
     if isinstance(suite, str):
         if suite == "ye2024":
             names = list(ye2024_manifest()["name"])
