@@ -40,6 +40,7 @@ from tabbench.summary_tables import (
     summarise,
     summarise_best_epochs,
 )
+from tabbench.summary_view import SummaryView
 
 #: the files :func:`aggregate` writes into its output folder
 SUMMARY_FILES: dict[str, str] = {
@@ -54,6 +55,7 @@ SUMMARY_FILES: dict[str, str] = {
     "claims": "claims.parquet",
     "claims_markdown": "claims.md",
     "claims_html": "claims.html",
+    "declared": "declared.parquet",
     "meta": "meta.json",
 }
 
@@ -70,20 +72,25 @@ def load_selected(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 
 def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
-                     large_rows: int = LARGE_ROWS, rope: float = cmp.ROPE_PERCENT
-                     ) -> dict[str, object]:
+                     large_rows: int = LARGE_ROWS, rope: float = cmp.ROPE_PERCENT,
+                     view: SummaryView | None = None) -> dict[str, object]:
     """All summary tables (in memory) from the concatenated selected rows. ``rope``: the
-    Bayesian test's region of practical equivalence in % (config ``rope_percent``)."""
-    from tabbench.claims import check_claims
+    Bayesian test's region of practical equivalence in % (config ``rope_percent``); ``view``:
+    the baseline, Fig. 5's methods and the declared comparisons (:mod:`tabbench.summary_view`;
+    None = the paper's)."""
+    from tabbench.claims import CLAIMS, check_claims, declared_differences
 
+    view = view or SummaryView()
     means = dataset_means(selected)
-    pairs = paired_with_baseline(selected)
-    rel = relative_differences(selected, large_rows=large_rows, pairs=pairs)
-    summary = summarise(rel, pairs, rope)
+    pairs = paired_with_baseline(selected, baseline=view.baseline)
+    rel = relative_differences(selected, baseline=view.baseline, large_rows=large_rows,
+                               pairs=pairs)
+    summary = summarise(rel, pairs, rope, baseline=view.baseline)
     ranks = rank_table(selected, large_rows)
     epochs = mean_best_epochs(selected)
     curve_run = choose_curve_run(selected, runs_dir)
-    claims = check_claims(selected, large_rows, rope=rope)
+    claims = check_claims(selected, large_rows, claims=CLAIMS + view.declared, rope=rope)
+    declared = declared_differences(selected, view.declared, large_rows)
     failures = folder_failures(selected, runs_dir)
     meta = {
         "large_rows": int(large_rows),
@@ -93,8 +100,8 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "n_large_datasets": int(selected.loc[selected["n_rows"] >= large_rows,
                                              "dataset"].nunique()),
         "curve_run": None if curve_run is None else str(curve_run),
-        "baseline": BASELINE,
-        "dropped_splits": dropped_splits(selected, pairs=pairs),
+        **view.as_meta(),
+        "dropped_splits": dropped_splits(selected, baseline=view.baseline, pairs=pairs),
         "failures": failures,
         **runs_files_provenance(selected, runs_dir),
     }
@@ -107,6 +114,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "best_epochs_summary": summarise_best_epochs(epochs),
         "curve": extract_curve(curve_run),
         "claims": claims,
+        "declared": declared,
         "meta": meta,
     }
     return render_texts(frames)
@@ -120,7 +128,8 @@ def render_texts(frames: dict[str, object]) -> dict[str, object]:
 
     meta = frames["meta"]
     large, rope, failures = meta["large_rows"], meta["rope_percent"], meta.get("failures")
-    frames["markdown"] = markdown_summary(frames["summary"], large, frames["ranks"], failures)
+    frames["markdown"] = markdown_summary(frames["summary"], large, frames["ranks"], failures,
+                                          meta.get("baseline") or BASELINE)
     frames["claims_markdown"] = claims_markdown(frames["claims"], large, rope, failures)
     frames["claims_html"] = claims_html(frames["claims"], large, rope, failures)
     return frames
@@ -154,8 +163,9 @@ def read_summary(summary_dir: str | Path) -> dict[str, object]:
 
 def aggregate(selected_paths: Iterable[str | Path], out_dir: str | Path,
               runs_dir: str | Path | None = None, large_rows: int = LARGE_ROWS,
-              rope: float = cmp.ROPE_PERCENT) -> dict[str, object]:
+              rope: float = cmp.ROPE_PERCENT, view: SummaryView | None = None
+              ) -> dict[str, object]:
     """Load selected files, build every summary table, write them to ``out_dir``."""
-    frames = aggregate_frames(load_selected(selected_paths), runs_dir, large_rows, rope)
+    frames = aggregate_frames(load_selected(selected_paths), runs_dir, large_rows, rope, view)
     write_summary(frames, out_dir)
     return frames

@@ -225,20 +225,60 @@ def check_claims(selected: pd.DataFrame, large_rows: int,
         if claim.metric not in values:
             values[claim.metric] = cmp.method_values(selected, claim.metric)
         table = values[claim.metric]
-        pairs = cmp.paired_splits(table, claim.versus, [claim.method])
-        diffs = (cmp.split_differences(pairs) if claim.unit == "split"
-                 else cmp.dataset_differences(pairs))
+        pairs, diffs = claim_differences(table, claim)
         for (model, regime), g in diffs.groupby(["model", "regime"], sort=True):
-            if claim.models is not None and model not in claim.models:
-                continue
-            if claim.regimes is not None and regime not in claim.regimes:
-                continue
             mine = pairs[(pairs["model"] == model) & (pairs["regime"] == regime)]
             ranked = table[(table["model"] == model) & (table["regime"] == regime)]
             rows.append(_claim_row(claim, model, regime, g, mine, ranked, large_rows, rope))
     out = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     return out.astype({"n": int, "n_other": int, "wins": int, "ties": int, "losses": int,
                        "wins_beyond_rope": int})
+
+
+def claim_differences(values: pd.DataFrame, claim: Claim) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The split pairs and the relative differences a claim is judged on, from
+    :func:`tabbench.comparisons.method_values` of its metric: per dataset, or per (dataset,
+    split) for ``unit="split"``; only the claim's models and regimes."""
+    pairs = cmp.paired_splits(values, claim.versus, [claim.method])
+    keep = np.ones(len(pairs), dtype=bool)
+    if claim.models is not None:
+        keep &= pairs["model"].isin(claim.models).to_numpy()
+    if claim.regimes is not None:
+        keep &= pairs["regime"].isin(claim.regimes).to_numpy()
+    pairs = pairs[keep]
+    diffs = (cmp.split_differences(pairs) if claim.unit == "split"
+             else cmp.dataset_differences(pairs))
+    return pairs, diffs
+
+
+DECLARED_COLUMNS = ["claim", "statement", "model", "regime", "metric", "method", "versus",
+                    "subset", "unit", "dataset", "split", "rel_diff", "n_rows", "large"]
+
+
+def declared_differences(selected: pd.DataFrame, claims: Sequence[Claim], large_rows: int
+                         ) -> pd.DataFrame:
+    """The relative differences behind each of ``claims`` (the declared comparisons of
+    :mod:`tabbench.summary_view`), for their figure: one row per (claim, model, regime,
+    dataset[, split]), ``split`` −1 for a per-dataset point; ``large`` by ``large_rows``.
+    The figure then draws exactly the numbers the claim rows were judged on."""
+    parts = []
+    values: dict[str, pd.DataFrame] = {}
+    for claim in claims:
+        if claim.metric not in values:
+            values[claim.metric] = cmp.method_values(selected, claim.metric)
+        _, diffs = claim_differences(values[claim.metric], claim)
+        if diffs.empty:
+            continue
+        split = diffs["split"] if "split" in diffs else -1
+        parts.append(pd.DataFrame({
+            "claim": claim.id, "statement": claim.statement, "model": diffs["model"],
+            "regime": diffs["regime"], "metric": claim.metric, "method": claim.method,
+            "versus": claim.versus, "subset": claim.subset, "unit": claim.unit,
+            "dataset": diffs["dataset"], "split": split, "rel_diff": diffs["rel_diff"],
+            "n_rows": diffs["n_rows"], "large": diffs["n_rows"] >= large_rows}))
+    if not parts:
+        return pd.DataFrame(columns=DECLARED_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[DECLARED_COLUMNS]
 
 
 def _ranks(table: pd.DataFrame, claim: Claim, large: set[str]) -> dict[str, float]:

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -69,16 +71,19 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
 
 def regenerate(results: str | Path, out: str | Path, large_rows: int | None = None,
                jobs: int | None = None, reselect: bool = False,
-               rope: float | None = None) -> dict[str, float]:
+               rope: float | None = None, view: Mapping[str, Any] | None = None
+               ) -> dict[str, float]:
     """Selection (where needed), summary tables (``out/summary/``) and every figure (``out/``)
     from ``results``, the diagnostics included (:func:`regenerate_diagnostics`); returns the
     seconds spent per stage, the pair and replay counts and the "large" threshold used:
     ``large_rows``, else the folder's own (run_config.yaml, or its last summary's meta.json),
     else the paper's 10,000; ``rope`` (the Bayesian tests' ROPE in %) likewise, else
-    :data:`tabbench.comparisons.ROPE_PERCENT`."""
+    :data:`tabbench.comparisons.ROPE_PERCENT`; ``view`` (config keys figures_baseline,
+    figures_methods, comparisons: :mod:`tabbench.summary_view`) over the folder's own."""
     from tabbench.comparisons import ROPE_PERCENT
     from tabbench.plots import make_figures
     from tabbench.run_config import folder_settings
+    from tabbench.summary_view import view_from_config
 
     t0 = time.perf_counter()
     settings = folder_settings(results)
@@ -86,11 +91,12 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
         large_rows = settings.large_rows or LARGE_ROWS
     if rope is None:
         rope = settings.rope_percent or ROPE_PERCENT
+    summary_view = view_from_config({**settings.view, **(view or {})})
     selected, counts = collect_selected(results, jobs, reselect)
     t1 = time.perf_counter()
     runs_dir = Path(ResultsLayout(results).runs_dir)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
-                              rope)
+                              rope, summary_view)
     if _keep_published_provenance(results, frames["meta"]):
         render_texts(frames)  # with the study's failure counts
     write_summary(frames, Path(out) / SUMMARY)

@@ -60,8 +60,15 @@ INVOCATION_KEYS = frozenset({
     "network_memory_gb",
     "figures_large_rows",
     "rope_percent",
+    "figures_baseline",
+    "figures_methods",
+    "comparisons",
     "replay_rtol",
 })
+
+
+#: the redraw settings of what a summary compares (tabbench.summary_view)
+VIEW_KEYS = ("figures_baseline", "figures_methods", "comparisons")
 
 
 # --- the folder's settings --------------------------------------------------------------------
@@ -238,6 +245,9 @@ class FolderSettings:
     source: str | None
     #: the Bayesian tests' region of practical equivalence in % (None: the folder does not say)
     rope_percent: float | None = None
+    #: what the summary compares: the config keys of :mod:`tabbench.summary_view` the folder
+    #: sets (figures_baseline, figures_methods, comparisons)
+    view: dict[str, Any] = field(default_factory=dict)
 
 
 def folder_settings(results: PathLike) -> FolderSettings:
@@ -253,8 +263,9 @@ def folder_settings(results: PathLike) -> FolderSettings:
                    **{k: v for k, v in stored.items() if v is not None}}
         large = cfg.get("figures_large_rows")
         rope = cfg.get("rope_percent")
+        view = {k: cfg[k] for k in VIEW_KEYS if cfg.get(k) is not None}
         return FolderSettings(None if large is None else int(large),
                               int(cfg["n_splits"]) if cfg.get("n_splits") else None,
-                              layout.run_config, None if rope is None else float(rope))
+                              layout.run_config, None if rope is None else float(rope), view)
     large = _summary_large_rows(results)
     return FolderSettings(large, None, layout.summary(META) if large is not None else None)

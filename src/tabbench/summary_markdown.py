@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.failures import failures_markdown
-from tabbench.methods import ts_method_names
+from tabbench.methods import BASELINE, ts_method_names
 from tabbench.runs_schema import TEST_METRIC_IDS
 from tabbench.summary_tables import LARGE_ROWS, SUBSETS
 
@@ -22,13 +22,15 @@ def _interval(r) -> str:
 
 
 def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS,
-                     ranks: pd.DataFrame | None = None, failures: dict | None = None) -> str:
-    """Markdown tables of the summary: one per (metric, subset), rows = (model, regime, method);
-    then the mean ranks of the stopping methods and the failed configs."""
+                     ranks: pd.DataFrame | None = None, failures: dict | None = None,
+                     baseline: str = BASELINE) -> str:
+    """Markdown tables of the summary: one per (metric, subset), rows = (model, regime, method),
+    relative to ``baseline``; then the mean ranks of the stopping methods and the failed
+    configs."""
     if summary.empty:
         return "# Summary\n\nNo selected results to summarise.\n"
     rope = float(summary["rope"].iloc[0]) if "rope" in summary and len(summary) else np.nan
-    lines = ["# Relative test-metric differences to Logloss+TS (%)", "",
+    lines = [f"# Relative test-metric differences to {baseline} (%)", "",
              "Per dataset, mean over splits, then 100·(m/m_base − 1) clipped to [−100, 100]. "
              "Win = lower test metric than the baseline. p = two-sided Wilcoxon signed-rank test "
              "of the relative differences against 0. P(<) / P(≈) / P(>) = Bayesian signed-rank "

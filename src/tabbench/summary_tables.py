@@ -103,12 +103,13 @@ SUMMARY_COLUMNS = ["subset", "model", "regime", "metric", "method", "n", "median
 
 
 def summarise(rel: pd.DataFrame, pairs: pd.DataFrame | None = None,
-              rope: float = cmp.ROPE_PERCENT) -> pd.DataFrame:
+              rope: float = cmp.ROPE_PERCENT, baseline: str = BASELINE) -> pd.DataFrame:
     """Per (subset, model, regime, metric, method): n datasets, median, mean, quantiles,
     wins/ties/losses against the baseline (win = lower test metric), the Wilcoxon p, and — for
     at least :data:`tabbench.comparisons.N_MIN` datasets — the Bayesian signed-rank
     probabilities within ±``rope`` % and, with ``pairs`` (:func:`paired_with_baseline`), the
-    bootstrap interval of the median."""
+    bootstrap interval of the median. ``baseline``: the method ``rel`` is relative to (no test
+    of it against itself)."""
     rows = []
     for subset in SUBSETS:
         sub = rel if subset == "all" else rel[rel["large"].astype(bool)]
@@ -116,7 +117,7 @@ def summarise(rel: pd.DataFrame, pairs: pd.DataFrame | None = None,
             r = g["rel_diff"].to_numpy(dtype=float)
             model, regime, metric, method = key
             stats = cmp.describe(r)
-            compared = method != BASELINE
+            compared = method != baseline
             post = (cmp.bayesian_signed_rank(r, rope) if compared and len(r) >= cmp.N_MIN
                     else cmp.Posterior.unknown())
             lo = hi = np.nan

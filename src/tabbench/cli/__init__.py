@@ -20,6 +20,7 @@ COMMAND_MODULES: list[str] = [
     "tabbench.cli.results",
     "tabbench.cli.train",
     "tabbench.cli.diagnostics",
+    "tabbench.cli.status",
 ]
 
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from tabbench.io import UnreadableFileError
+    from tabbench.summary_view import ViewError
 
     args = build_parser().parse_args(argv)
     try:
@@ -46,3 +48,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UnreadableFileError as err:  # a damaged input: which file, and how to rebuild it
         print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
         return 1
+    except ViewError as err:  # a figures/comparisons setting naming an unknown method
+        print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
+        return 2

@@ -23,10 +23,20 @@ def _select(args: argparse.Namespace) -> int:
     return 0
 
 
+def _view_settings(args: argparse.Namespace) -> dict:
+    """The view's config keys given on the command line (:mod:`tabbench.summary_view`)."""
+    given = {"figures_baseline": args.figures_baseline,
+             "figures_methods": args.figures_methods,
+             "comparisons": None if args.comparisons is None else json.loads(args.comparisons)}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def _aggregate(args: argparse.Namespace) -> int:
     from tabbench.aggregate import aggregate
+    from tabbench.summary_view import view_from_config
 
-    frames = aggregate(args.selected, args.out, args.runs_dir, args.large_rows, args.rope)
+    frames = aggregate(args.selected, args.out, args.runs_dir, args.large_rows, args.rope,
+                       view_from_config(_view_settings(args)))
     print(json.dumps(frames["meta"]))
     return 0
 
@@ -42,7 +52,7 @@ def _figures(args: argparse.Namespace) -> int:
     from tabbench.results_folder import regenerate
 
     timing = regenerate(args.results, args.out, args.large_rows, args.jobs, args.reselect,
-                        args.rope)
+                        args.rope, _view_settings(args))
     print(json.dumps({k: round(v, 2) if isinstance(v, float) else v
                       for k, v in timing.items()}))
     return 0
@@ -60,6 +70,28 @@ def _publish(args: argparse.Namespace) -> int:
           f"{args.results} -> {args.out}; redraw with: tabbench figures --results {args.out} "
           "--out <folder>")
     return 0
+
+
+def _comparisons_json(text: str) -> str:
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not JSON: {e}") from None
+    if not isinstance(value, list):
+        raise argparse.ArgumentTypeError("expected a JSON list of comparisons")
+    return text
+
+
+def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
+    """What the summary compares (config keys of :mod:`tabbench.summary_view`)."""
+    p.add_argument("--figures-baseline", default=None, metavar="METHOD",
+                   help=f"config figures_baseline: the method every method is relative to "
+                        f"(e.g. 'Logloss+TS'); default: {default}")
+    p.add_argument("--figures-methods", nargs="+", default=None, metavar="METHOD",
+                   help=f"config figures_methods: Fig. 5's methods, in order; default: {default}")
+    p.add_argument("--comparisons", type=_comparisons_json, default=None, metavar="JSON",
+                   help="config comparisons as a JSON list, e.g. '[{\"method\": \"Brier+TS\", "
+                        f"\"versus\": \"TS-Ref.+TS\"}}]'; default: {default}")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -86,6 +118,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rope", type=float, default=ROPE_PERCENT, metavar="PERCENT",
                    help="config rope_percent: the Bayesian tests' region of practical "
                         "equivalence, in %% relative difference")
+    _add_view_options(p, "the paper's")
     p.set_defaults(func=_aggregate)
 
     p = subparsers.add_parser(
@@ -104,6 +137,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rope", type=float, default=None, metavar="PERCENT",
                    help="the Bayesian tests' region of practical equivalence in %%; default: "
                         f"the results folder's rope_percent, else {ROPE_PERCENT:g}")
+    _add_view_options(p, "the results folder's setting, else the paper's")
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")

@@ -24,6 +24,7 @@ FIGURES: dict[str, str] = {
     "figG4_auroc": "boxes:fig_g4",
     "figG5_best_epoch": "boxes:fig_g5",
     "fig1_curves": "curves:fig1",
+    "figD_declared_comparisons": "declared:fig_declared",
 }
 FIGURE_STEMS: tuple[str, ...] = tuple(FIGURES)
 

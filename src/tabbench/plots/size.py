@@ -37,7 +37,8 @@ def fig_g1(summary: dict, out_dir: str | Path, method: str = METHOD) -> dict:
     with figure_style():
         fig, axes = plt.subplots(1, 2, figsize=(WIDTH, 3.0), sharey=True)
         n = int(sub["dataset"].nunique())
-        fig.suptitle(f"Fig. G.1: test logloss of {method} relative to {BASELINE} "
+        baseline = summary["meta"].get("baseline") or BASELINE
+        fig.suptitle(f"Fig. G.1: test logloss of {method} relative to {baseline} "
                      f"vs dataset size (n = {n} datasets)")
         for ax, regime in zip(axes, ("default", "tuned"), strict=False):
             data = sub[sub["regime"] == regime]
