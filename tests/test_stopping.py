@@ -481,10 +481,10 @@ def test_public_modules_import_no_framework():
 
 def test_scalar_solver_is_the_vectorised_one():
     """The metric callables' one-problem solver takes the same steps as
-    tabbench.metrics.temperature.solve_log_beta: same optimum from any start, including the
+    tabbench.metrics.ts_solver.solve_log_beta: same optimum from any start, including the
     bound (separable data) and the flat case (constant logits)."""
-    import tabbench.metrics.temperature as T
-    from tabbench.metrics.temperature import solve_log_beta_scalar
+    import tabbench.metrics.ts_kernel as K
+    from tabbench.metrics.ts_solver import solve_log_beta, solve_log_beta_scalar
 
     rng = np.random.default_rng(0)
     for t in range(60):
@@ -494,13 +494,13 @@ def test_scalar_solver_is_the_vectorised_one():
             z = np.zeros((n, k))
         if t == 1:
             z = 5.0 * np.eye(k)[y]
-        prep = T.prepare(z[None].astype(np.float32), y)
-        evaluate = T.full_data_evaluator(prep, T.Workspace())
+        prep = K.prepare(z[None].astype(np.float32), y)
+        evaluate = K.full_data_evaluator(prep, K.Workspace())
 
         def sums(beta, evaluate=evaluate):
             g, h = evaluate(np.array([beta]), np.arange(1))
             return float(g[0]), float(h[0])
 
         for b0 in (0.0, float(rng.uniform(-6, 6))):
-            expected = T.solve_log_beta(evaluate, np.array([b0]))[0]
+            expected = solve_log_beta(evaluate, np.array([b0]))[0]
             assert solve_log_beta_scalar(sums, b0) == pytest.approx(expected, abs=1e-12), (t, b0)

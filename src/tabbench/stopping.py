@@ -33,7 +33,7 @@ What is provided:
 * :func:`refinement_scorer` — a scikit-learn scorer (``scoring=``) for tuning on refinement.
 
 Speed (profiled; ``docs/usage.md`` has the numbers): ``ts_ref``/``ts_ref_brier`` fit one
-temperature per call with the solver of :mod:`tabbench.metrics.temperature` run for a single
+temperature per call with the solver of :mod:`tabbench.metrics.ts_solver` run for a single
 problem in Python floats, warm-started from the previous call's temperature, on float32
 scores (binary: the margin alone) with reused buffers, then score in one pass; ``ts_ref_cv5``
 uses :func:`tabbench.metrics.stopping_metrics_batched` with one epoch (5× faster than the
@@ -63,18 +63,20 @@ from tabbench._scores import (
 )
 from tabbench.metrics import ir_ref, stopping_metrics_batched
 from tabbench.metrics._checks import as_labels
-from tabbench.metrics.temperature import (
+from tabbench.metrics.ts_kernel import (
     Workspace,
     binary_derivative_sums,
-    binary_smoothed_miss,
     full_data_evaluator,
-    nll_from_miss,
     prepare,
     sample_stats,
+)
+from tabbench.metrics.ts_smoothing import (
+    binary_smoothed_miss,
+    nll_from_miss,
     smoothed_brier,
     smoothed_nll,
-    solve_log_beta_scalar,
 )
+from tabbench.metrics.ts_solver import solve_log_beta_scalar
 
 #: The refinement losses with a fast path here (paper, Sections 3-4; :mod:`tabbench.metrics`);
 #: every registered stopping metric is accepted as a kind as well (:func:`stopping_kinds`).
@@ -208,7 +210,7 @@ class _Scorer:
 
     def _ts_binary(self, m: np.ndarray, y: np.ndarray) -> float:
         """TS fit on the signed float32 margins, then the smoothed loss through the binary
-        kernel (:func:`tabbench.metrics.temperature.binary_smoothed_miss`): the log loss, or
+        kernel (:func:`tabbench.metrics.ts_smoothing.binary_smoothed_miss`): the log loss, or
         the Brier score 2(1 − q_y)² (K = 2: the other class holds exactly 1 − q_y)."""
         if self._sign is None or self._sign.dtype != m.dtype:
             self._sign = np.where(y == 1, 1, -1).astype(m.dtype)

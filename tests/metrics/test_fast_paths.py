@@ -10,7 +10,8 @@ import pytest
 from scipy.optimize import brentq
 
 import tabbench.metrics as M
-import tabbench.metrics.temperature as T
+import tabbench.metrics.ts_kernel as K
+import tabbench.metrics.ts_solver as S
 from tabbench.metrics.folds import cv_folds
 from tabbench.metrics.ranking import _argsort_rows, auroc_rows, isotonic_rows, sort_rows, unsort
 from tabbench.metrics.registry import stopping_metric_ids
@@ -53,17 +54,17 @@ def test_accepted_steps_save_evaluations_not_accuracy(make):
     """The accept rule ends fits one evaluation early at the same optimum as stopping only at
     an evaluated point with a step below the tolerance."""
     z, y = make(500, 3, scale=2.0, n_epochs=6, seed=3)
-    prep = T.prepare(z, y)
+    prep = K.prepare(z, y)
     results, evals = {}, {}
-    for name, kw in {"tol only": dict(accept=0.0, tol=T.LOG_BETA_TOL), "accept": {}}.items():
+    for name, kw in {"tol only": dict(accept=0.0, tol=S.LOG_BETA_TOL), "accept": {}}.items():
         count = [0]
-        evaluate = T.full_data_evaluator(prep, T.Workspace())
+        evaluate = K.full_data_evaluator(prep, K.Workspace())
 
         def counted(beta, idx, evaluate=evaluate, count=count):
             count[0] += idx.size
             return evaluate(beta, idx)
 
-        results[name] = T.solve_log_beta(counted, np.zeros(6), **kw)
+        results[name] = S.solve_log_beta(counted, np.zeros(6), **kw)
         evals[name] = count[0]
     exact = [exact_log_beta(z[e], y) for e in range(6)]
     np.testing.assert_allclose(results["accept"], exact, atol=2e-7)
@@ -101,16 +102,16 @@ def test_fast_path_equals_definitions_with_nan_epoch_and_missing_classes(make, k
 def test_derivative_sums_equal_per_sample_stats(make, k):
     """The Newton iterations' derivative-only pass equals the full stats' g and h."""
     z, y = make(300, k, scale=2.0, n_epochs=4, seed=40 + k)
-    prep = T.prepare(z.astype(np.float32), y)
+    prep = K.prepare(z.astype(np.float32), y)
     beta = np.array([0.3, 1.0, 2.5, 7.0])
-    st = T.sample_stats(prep, beta, T.Workspace())
+    st = K.sample_stats(prep, beta, K.Workspace())
     for cols in (slice(None), slice(0, 90), slice(150, 300)):
-        g, h = T.derivative_sums(prep, None, cols, beta, T.Workspace())
+        g, h = K.derivative_sums(prep, None, cols, beta, K.Workspace())
         np.testing.assert_allclose(g, st.g[:, cols].sum(1, dtype=np.float64), rtol=1e-5,
                                    atol=1e-4)
         np.testing.assert_allclose(h, st.h[:, cols].sum(1, dtype=np.float64), rtol=1e-4)
         rows = np.array([3, 1])
-        g_r, _ = T.derivative_sums(prep, rows, cols, beta[rows], T.Workspace())
+        g_r, _ = K.derivative_sums(prep, rows, cols, beta[rows], K.Workspace())
         np.testing.assert_allclose(g_r, g[rows], rtol=1e-6, atol=1e-6)
 
 

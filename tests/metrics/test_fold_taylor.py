@@ -12,6 +12,7 @@ import tabbench.metrics as M
 import tabbench.metrics.batched as B
 import tabbench.metrics.fold_taylor as FT
 import tabbench.metrics.temperature as T
+import tabbench.metrics.ts_kernel as K
 from tabbench.metrics.folds import cv_folds
 
 
@@ -36,10 +37,10 @@ def cumulant_terms(z: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
 def test_derivative_terms_equal_cumulants(make, k):
     z, y = make(500, k, scale=2.0, n_epochs=3, seed=7 + k)
     z = z.astype(np.float32)
-    prep = T.prepare(z, y)
+    prep = K.prepare(z, y)
     beta = np.array([0.4, 1.3, 3.0])
-    ws = T.Workspace()
-    stats = T.sample_stats(prep, beta, ws)
+    ws = K.Workspace()
+    stats = K.sample_stats(prep, beta, ws)
     got = FT.derivative_terms(prep, beta, stats, ws)
     for e in range(3):
         want = cumulant_terms(z[e].astype(np.float64), y, beta[e])
@@ -78,8 +79,8 @@ def _fold_problem(z: np.ndarray, y: np.ndarray):
     folds = cv_folds(y)
     perm = np.argsort(folds, kind="stable")
     bounds = np.searchsorted(folds[perm], np.arange(6))
-    prep = T.prepare(np.take(z, perm, axis=1), y[perm])
-    ws = T.Workspace()
+    prep = K.prepare(np.take(z, perm, axis=1), y[perm])
+    ws = K.Workspace()
     b_all, stats = T.fit_log_beta_prepared(prep, None, ws)
     return prep, bounds, b_all, stats, ws
 
@@ -128,8 +129,8 @@ def test_taylor_path_equals_exact_path(make, k, monkeypatch):
 
 def test_empty_fold_is_never_accepted(make):
     z, y = make(50, 2, n_epochs=1, seed=1)
-    prep = T.prepare(z, y)
-    ws = T.Workspace()
+    prep = K.prepare(z, y)
+    ws = K.Workspace()
     b_all, stats = T.fit_log_beta_prepared(prep, None, ws)
     bounds = np.array([0, 10, 10, 30, 40, 50])
     b, ok = FT.fold_optima(prep, bounds, b_all, stats, ws)

@@ -7,11 +7,9 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 import tabbench.metrics as M
-from tabbench.metrics.temperature import (
-    LOG_BETA_BOUND,
-    fit_log_beta_prepared,
-    prepare,
-)
+from tabbench.metrics.temperature import fit_log_beta_prepared
+from tabbench.metrics.ts_kernel import prepare
+from tabbench.metrics.ts_solver import LOG_BETA_BOUND
 
 
 def nll_derivative(z: np.ndarray, y: np.ndarray, beta: float) -> float:

@@ -5,7 +5,12 @@
 - :mod:`~tabbench.diagnostics.reliability`: reliability-diagram bins and their pooling;
 - :mod:`~tabbench.diagnostics.selection_bias`: optimism, winner's-curse curve and regret from
   the per-epoch records alone;
-- :mod:`~tabbench.diagnostics.tables`: all of it over a results folder (``tabbench diagnose``);
+- :mod:`~tabbench.diagnostics.collect`: the per-split frames of a results folder (runs and
+  replay files, in worker processes);
+- :mod:`~tabbench.diagnostics.summaries`: means over splits, summaries across datasets;
+- :mod:`~tabbench.diagnostics.digest`: ``diagnostics.md``, the Markdown digest;
+- :mod:`~tabbench.diagnostics.tables`: all of it over a results folder (``tabbench diagnose``),
+  written and read back;
 - :mod:`tabbench.cli.diagnostics`: the CLI (``replay``, ``diagnose``,
   ``diagnostics-figures``).
 

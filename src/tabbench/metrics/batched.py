@@ -14,7 +14,7 @@ Where the time goes, and what keeps it small (per epoch, ~3K validation samples;
 runs after every boosting round, and XGBoost rounds take ~1 ms):
 
 * TS fits: the E full-data fits are solved by the vectorised safeguarded Newton method of
-  :mod:`tabbench.metrics.temperature`, evaluating only the problems not yet finished, with a
+  :mod:`tabbench.metrics.ts_solver`, evaluating only the problems not yet finished, with a
   derivative-only pass (the losses are computed once, at the optimum), and ending one
   evaluation early with an accepted short Newton step.
 * CV fits (``ts_ref_cv5``): the 5·E fold optima come from a Taylor model of each fold's
@@ -36,26 +36,25 @@ import numpy as np
 from tabbench.metrics._checks import as_labels, check_batched
 from tabbench.metrics.fold_taylor import fold_optima
 from tabbench.metrics.folds import CV_FOLDS, cv_folds
-from tabbench.metrics.losses import ECE_BINS, TEST_METRIC_IDS
+from tabbench.metrics.losses import ECE_BINS, TEST_METRIC_IDS, laplace_coefs
 from tabbench.metrics.ranking import auroc_rows, isotonic_rows, sort_rows, unsort
-from tabbench.metrics.temperature import (
+from tabbench.metrics.temperature import epoch_blocks, fit_log_beta_prepared, initial_log_beta
+from tabbench.metrics.ts_kernel import (
     Prepared,
     SampleStats,
     Workspace,
-    binary_smoothed_miss,
-    column_sums,
     derivative_sums,
-    epoch_blocks,
-    fit_log_beta_prepared,
-    initial_log_beta,
-    nll_from_miss,
     prepare,
     sample_stats,
+)
+from tabbench.metrics.ts_smoothing import (
+    binary_smoothed_miss,
+    nll_from_miss,
     smoothed_brier,
     smoothed_nll,
     smoothed_pmax,
-    solve_log_beta,
 )
+from tabbench.metrics.ts_solver import solve_log_beta
 
 _fold_cache: dict[tuple[int, int], np.ndarray | None] = {}
 
@@ -191,6 +190,14 @@ def _binary_held_out_nll(
     return nll_from_miss(out)
 
 
+def _column_sums(x: np.ndarray, exclude: slice | None = None) -> np.ndarray:
+    """Row sums of (E, N) float32 accumulated in float64, optionally without a column block."""
+    total = x.sum(axis=1, dtype=np.float64)
+    if exclude is not None:
+        total -= x[:, exclude].sum(axis=1, dtype=np.float64)
+    return total
+
+
 def _exact_fold_optima(
     prep: Prepared,
     held: list[slice],
@@ -208,8 +215,8 @@ def _exact_fold_optima(
     for f in np.unique(fold_of):
         sel = np.flatnonzero(fold_of == f)
         rows = epoch_of[sel]
-        g0[sel] = column_sums(ts_all.g[rows], held[f]) / n_fit[f]
-        h0[sel] = column_sums(ts_all.h[rows], held[f]) / n_fit[f]
+        g0[sel] = _column_sums(ts_all.g[rows], held[f]) / n_fit[f]
+        h0[sel] = _column_sums(ts_all.h[rows], held[f]) / n_fit[f]
     zy_fit = None
     if not prep.binary:
         zy_all = prep.zy.sum(axis=1, dtype=np.float64)
@@ -247,7 +254,7 @@ def _rank_metrics(prep: Prepared, raw: SampleStats) -> tuple[np.ndarray, np.ndar
     are sorted once for both AUROC and the isotonic fits.
     """
     y, n, k = prep.y, prep.n_samples, prep.n_classes
-    a, c = n / (n + 1.0), 1.0 / ((n + 1.0) * k)
+    a, c = laplace_coefs(n, k)
     if prep.binary:
         rows = sort_rows(prep.diff)
         sorted_pos = (y == 1)[rows.order]

@@ -34,13 +34,8 @@ import math
 
 import numpy as np
 
-from tabbench.metrics.temperature import (
-    LOG_BETA_BOUND,
-    LOG_BETA_TOL,
-    Prepared,
-    SampleStats,
-    Workspace,
-)
+from tabbench.metrics.ts_kernel import Prepared, SampleStats, Workspace
+from tabbench.metrics.ts_solver import LOG_BETA_BOUND, LOG_BETA_TOL
 
 #: Highest derivative order used: T_1..T_5 give the quartic model of G_f.
 ORDER = 5

@@ -8,6 +8,8 @@ All functions take logits (binary = K = 2 columns) and integer labels; they rais
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tabbench.metrics._checks import check_single
@@ -47,6 +49,14 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return np.exp(log_softmax(logits))
 
 
+def laplace_coefs(n: Any, k: int) -> tuple[Any, Any]:
+    """(a, c) of the Laplace smoothing q = a·p + c of K-class probabilities fit on ``n``
+    samples: a = n/(n+1), c = 1/((n+1)·K); ``n`` a number or an array of them (one per
+    held-out fold). The one definition: :func:`laplace_smooth` and the fast TS-refinement
+    kernels (:mod:`tabbench.metrics.ts_smoothing`, :mod:`tabbench.metrics.batched`) use it."""
+    return n / (n + 1.0), 1.0 / ((n + 1.0) * k)
+
+
 def laplace_smooth(p: np.ndarray, n: int) -> np.ndarray:
     """Laplace smoothing of probabilities fit on ``n`` samples (paper App. E):
     q = n/(n+1)·p + 1/((n+1)·K).
@@ -57,8 +67,8 @@ def laplace_smooth(p: np.ndarray, n: int) -> np.ndarray:
     p = np.asarray(p, dtype=np.float64)
     if n < 1:
         raise ValueError(f"laplace_smooth needs n >= 1 fit samples, got {n}")
-    k = p.shape[-1]
-    return (n / (n + 1.0)) * p + 1.0 / ((n + 1.0) * k)
+    a, c = laplace_coefs(n, p.shape[-1])
+    return a * p + c
 
 
 # ---- losses on probabilities (used for smoothed / calibrated outputs) ------------------------

@@ -31,7 +31,7 @@ from matplotlib.patches import Patch
 from tabbench.diagnostics.calibrators import CALIBRATOR_LABELS, CALIBRATORS, REFERENCE
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.diagnostics.selection_bias import MAIN_TARGET, pairs
-from tabbench.diagnostics.tables import POOLED
+from tabbench.diagnostics.summaries import POOLED
 from tabbench.plots.boxes import REGIME_TITLES, box_panel
 from tabbench.plots.style import (
     WIDTH,
