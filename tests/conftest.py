@@ -15,8 +15,8 @@ from tabbench.models import registry as models_registry
 
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A folder on ``sys.path`` to install throwaway distributions into
-    (fixtures/plugin_dists.py). The registries are read afresh before and after the test, and
+    """A folder on ``sys.path`` to install distributions into (the example plugin:
+    fixtures/plugin_dists.py). The registries are read afresh before and after the test, and
     its modules forgotten, so no other test sees what it installed."""
     root = tmp_path / "site"
     root.mkdir()

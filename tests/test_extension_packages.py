@@ -2,15 +2,21 @@
 recorded, selected on and reported as a method; a model trained, sampled, validated in the
 config and offered by the CLI.
 
-The packages are real (throwaway) distributions installed into the ``site`` folder on sys.path
-(conftest.py, fixtures/plugin_dists.py); tabbench reads them through its entry-point groups.
-tests/workflow/test_extension_dag.py runs the same packages through the real smoke DAG.
+The package is the shipped example ``examples/plugin/``, installed from its own files into the
+``site`` folder on sys.path (conftest.py, fixtures/plugin_dists.py), with its metric entry point
+only, its model entry point only, or both; tabbench reads it through its entry-point groups.
+tests/workflow/test_extension_dag.py runs the same package through the real smoke DAG.
 """
 
 from __future__ import annotations
 
+import configparser
 import io
 import json
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import jsonschema
@@ -19,12 +25,16 @@ import pandas as pd
 import pytest
 import yaml
 from fixtures.plugin_dists import (
+    EXAMPLE,
+    METRIC_GROUP,
     METRIC_ID,
     METRIC_LABEL,
     MODEL_EPOCHS,
+    MODEL_GROUP,
     MODEL_NAME,
-    write_metric_plugin,
-    write_model_plugin,
+    PACKAGE,
+    example_project,
+    install_example_plugin,
 )
 
 from tabbench.aggregate import aggregate_frames
@@ -44,14 +54,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def metric_site(site: Path) -> Path:
-    write_metric_plugin(site)
-    return site
+    return install_example_plugin(site, [METRIC_GROUP])
 
 
 @pytest.fixture
 def model_site(site: Path) -> Path:
-    write_model_plugin(site)
-    return site
+    return install_example_plugin(site, [MODEL_GROUP])
 
 
 def _logits(rng, n_epochs: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -105,7 +113,7 @@ def test_runs_written_before_the_metric_was_installed_are_still_selected(site, c
                         y_test=y_test, n_train=300, n_classes=2, n_epochs=3)
     rec.add(EpochChunk(1, val, test, np.arange(1.0, 4.0)))
     old = rec.frame()
-    write_metric_plugin(site)
+    install_example_plugin(site, [METRIC_GROUP])
     from tabbench.metrics.registry import reload_registry
 
     reload_registry()
@@ -175,3 +183,38 @@ def test_the_cli_offers_the_model_and_its_options(model_site, capsys):
                            "--processed", "p", "--splits", "s", "--out", "o", "--n-configs",
                            "0", "--epochs", "x=2", "--seed", "0", f"--{MODEL_NAME}-scale", "-1"])
     assert "scale must be a positive number" in capsys.readouterr().err
+
+
+def test_the_example_builds_with_the_entry_points_installed_here(tmp_path):
+    """`pip install examples/plugin` must give what the tests install: a real build (setuptools,
+    from a copy of the example so the checkout gets no build/ folder) has the same name,
+    version, entry points and modules as :func:`install_example_plugin`'s distribution."""
+    src = shutil.copytree(EXAMPLE, tmp_path / "plugin",
+                          ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index",
+                          "--no-build-isolation", "-q", "-w", str(tmp_path / "wheel"), str(src)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    (wheel,) = (tmp_path / "wheel").glob("*.whl")
+    installed = install_example_plugin(tmp_path / "site")
+    (info,) = installed.glob("*.dist-info")
+
+    def groups(text: str) -> dict[str, dict[str, str]]:
+        parser = configparser.ConfigParser(delimiters=("=",))
+        parser.optionxform = str  # entry-point names are case-sensitive
+        parser.read_string(text)
+        return {g: dict(parser[g]) for g in parser.sections()}
+
+    with zipfile.ZipFile(wheel) as whl:
+        names = whl.namelist()
+        built_eps = whl.read(f"{info.name}/entry_points.txt").decode()
+        metadata = whl.read(f"{info.name}/METADATA").decode()
+    assert groups(built_eps) == groups((info / "entry_points.txt").read_text())
+    assert set(groups(built_eps)) == {METRIC_GROUP, MODEL_GROUP}
+    project = example_project()
+    assert f"Name: {project['name']}\n" in metadata
+    assert f"Version: {project['version']}\n" in metadata
+    modules = {n for n in names if n.endswith(".py")}
+    assert modules == {f"{PACKAGE.name}/{p.name}" for p in PACKAGE.glob("*.py")}
+    assert modules == {p.relative_to(installed).as_posix()
+                       for p in installed.glob(f"{PACKAGE.name}/*.py")}

@@ -3,7 +3,7 @@ is an error naming the distribution and the entry point.
 
 Each test installs distributions into the ``site`` folder on ``sys.path`` (conftest.py,
 fixtures/plugin_dists.py), i.e. exactly what ``pip install`` of a package declaring the entry
-points gives.
+points gives: the shipped example ``examples/plugin/``, or variants of its metric.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fixtures.plugin_dists import (
+    METRIC_GROUP,
     METRIC_ID,
     METRIC_LABEL,
-    METRIC_MODULE,
+    METRIC_SOURCE,
+    install_example_plugin,
+    metric_source,
     write_distribution,
-    write_metric_plugin,
 )
 
 from tabbench.metrics.registry import StoppingMetric, get_stopping_metrics, stopping_metric_ids
@@ -51,7 +53,7 @@ def test_builtins_come_from_tabbench_entry_points_in_definition_order():
 
 
 def test_a_package_with_one_entry_point_adds_a_metric_after_the_builtins(site):
-    write_metric_plugin(site)
+    install_example_plugin(site, [METRIC_GROUP])
     assert stopping_metric_ids() == (*BUILTIN_METRICS, METRIC_ID)
     metric = get_stopping_metrics()[METRIC_ID]
     assert metric.label == METRIC_LABEL and not metric.raw_method
@@ -67,8 +69,7 @@ def test_import_failure_names_the_distribution_and_entry_point(site):
 
 
 def test_a_duplicate_id_names_both_registrations(site):
-    source = METRIC_MODULE.replace(f"StoppingMetric({METRIC_ID!r}, {METRIC_LABEL!r}",
-                                   "StoppingMetric('logloss', 'My logloss'")
+    source = metric_source("logloss", "My logloss")
     _metric_dist(site, "tabbench-dup", "dup_metric", source, {"logloss": "dup_metric:METRIC"})
     text = _error(site)
     assert "tabbench-dup" in text and "'logloss'" in text
@@ -76,7 +77,7 @@ def test_a_duplicate_id_names_both_registrations(site):
 
 
 def test_a_duplicate_label_is_an_error(site):
-    source = METRIC_MODULE.replace(f"{METRIC_LABEL!r}", "'TS-Ref.'")
+    source = metric_source(label="TS-Ref.")
     _metric_dist(site, "tabbench-same-label", "label_metric", source,
                  {METRIC_ID: "label_metric:METRIC"})
     text = _error(site)
@@ -85,7 +86,7 @@ def test_a_duplicate_label_is_an_error(site):
 
 @pytest.mark.parametrize("name", ["Bad", "val-gap", "1gap"])
 def test_an_entry_point_name_that_is_no_column_suffix_is_an_error(site, name):
-    _metric_dist(site, "tabbench-bad-name", "bad_name_metric", METRIC_MODULE,
+    _metric_dist(site, "tabbench-bad-name", "bad_name_metric", METRIC_SOURCE,
                  {name: "bad_name_metric:METRIC"})
     text = _error(site)
     assert f"entry point {name!r}" in text and "tabbench-bad-name" in text
@@ -93,14 +94,14 @@ def test_an_entry_point_name_that_is_no_column_suffix_is_an_error(site, name):
 
 
 def test_an_entry_point_name_other_than_the_id_is_an_error(site):
-    _metric_dist(site, "tabbench-renamed", "renamed_metric", METRIC_MODULE,
+    _metric_dist(site, "tabbench-renamed", "renamed_metric", METRIC_SOURCE,
                  {"other_name": "renamed_metric:METRIC"})
     text = _error(site)
     assert "'other_name'" in text and "tabbench-renamed" in text and repr(METRIC_ID) in text
 
 
 def test_an_entry_point_to_something_else_is_an_error(site):
-    _metric_dist(site, "tabbench-not-a-metric", "fn_metric", METRIC_MODULE,
+    _metric_dist(site, "tabbench-not-a-metric", "fn_metric", METRIC_SOURCE,
                  {METRIC_ID: "fn_metric:batched"})
     text = _error(site)
     assert "tabbench-not-a-metric" in text and "not a StoppingMetric" in text
@@ -120,7 +121,7 @@ def test_a_label_ending_in_ts_is_refused():
 def test_without_tabbench_entry_points_the_error_says_how_to_fix_it(site):
     """A stale install (metadata older than the registries) must not silently run without the
     built-ins."""
-    write_metric_plugin(site)
+    install_example_plugin(site, [METRIC_GROUP])
     third_party = [ep for ep in group_entry_points(METRICS) if ep.dist.name != "tabbench"]
     assert third_party
     with pytest.raises(RegistrationError, match=r"pip install -e \."):

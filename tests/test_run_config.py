@@ -204,11 +204,11 @@ def test_an_installed_models_trainer_option_is_a_setting_checked_by_the_option(s
     """The toy model's registration declares the option ``scale``: ``toymodel_scale`` is then a
     config key like ``mlp_max_one_hot_levels``, with the option's own check, and only for a
     registered model (a typo is still refused)."""
-    from fixtures.plugin_dists import MODEL_NAME, write_model_plugin
+    from fixtures.plugin_dists import MODEL_GROUP, MODEL_NAME, install_example_plugin
 
     from tabbench.models import registry as models_registry
 
-    write_model_plugin(site)
+    install_example_plugin(site, [MODEL_GROUP])
     models_registry.reload_registry()
     key = f"{MODEL_NAME}_scale"
     res = settle(_defaults(tmp_path / "a"), {key: 2.5, "models": ["xgboost", MODEL_NAME]},

@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fixtures.plugin_dists import (
+    METRIC_GROUP,
     METRIC_ID,
-    METRIC_LABEL,
-    METRIC_MODULE,
+    install_example_plugin,
+    metric_source,
     write_distribution,
-    write_metric_plugin,
 )
 from sklearn.base import clone
 from sklearn.datasets import make_classification
@@ -189,7 +189,7 @@ def test_metric_callables_follow_library_conventions():
 def test_every_registered_stopping_metric_is_a_kind(site):
     """Wherever a kind is taken, a registered stopping metric is accepted: the built-ins
     (logloss, brier, error, auroc) and an installed package's, through its entry point."""
-    write_metric_plugin(site)
+    install_example_plugin(site, [METRIC_GROUP])
     assert stopping_kinds()[:4] == REFINEMENT_KINDS
     assert {"logloss", "brier", "error", "auroc", METRIC_ID} <= set(stopping_kinds())
     z, y = make_logits(300, 3, scale=2.0, seed=8)
@@ -213,8 +213,7 @@ def test_a_kind_xgboost_would_maximise_is_renamed(site):
     """XGBoost's early stopping maximises metrics named auc*, map*, ndcg*, pre*: a registered
     "pre_gap" is named "min_pre_gap", and the round kept is its minimum."""
     xgb = pytest.importorskip("xgboost")
-    module = METRIC_MODULE.replace(repr(METRIC_ID), repr("pre_gap")).replace(
-        repr(METRIC_LABEL), repr("Pre-Gap"))
+    module = metric_source("pre_gap", "Pre-Gap")
     write_distribution(site, "tabbench-pre-gap", {"pre_gap_metric": module},
                        {"tabbench.stopping_metrics": {"pre_gap": "pre_gap_metric:METRIC"}})
     assert xgboost_metric("ts_ref").__name__ == "ts_ref"

@@ -1,7 +1,7 @@
-"""Extension packages through the real smoke DAG: a package that declares one
-``tabbench.stopping_metrics`` entry point (and nothing else) and one that declares a
-``tabbench.models`` entry point, installed next to tabbench (on PYTHONPATH, as pip would put them
-on sys.path), change what ``snakemake --config preset=smoke`` produces — no tabbench file edited.
+"""An extension package through the real smoke DAG: the shipped example ``examples/plugin/``,
+which declares one ``tabbench.stopping_metrics`` and one ``tabbench.models`` entry point,
+installed next to tabbench (on PYTHONPATH, as pip would put it on sys.path), changes what
+``snakemake --config preset=smoke`` produces — no tabbench file edited.
 
 The metric must be a ``val_<id>`` column of every runs file, a method of the summary with its
 label and part of the report's captions; the model must train with the epochs its registration
@@ -18,8 +18,7 @@ from fixtures.plugin_dists import (
     METRIC_LABEL,
     MODEL_EPOCHS,
     MODEL_NAME,
-    write_metric_plugin,
-    write_model_plugin,
+    install_example_plugin,
 )
 from workspace import Workspace
 
@@ -28,9 +27,7 @@ from tabbench.runs_schema import val_column
 
 def test_smoke_dag_records_selects_and_reports_an_installed_metric_and_model(tmp_path):
     ws = Workspace(tmp_path / "wf", demo=["segment", "kc1"])
-    site = tmp_path / "site"
-    write_metric_plugin(site)
-    write_model_plugin(site)
+    site = install_example_plugin(tmp_path / "site")
     ws.env["PYTHONPATH"] = os.pathsep.join([str(site), ws.env["PYTHONPATH"]])
     # the model's own trainer option, set like a built-in one (config key <model>_<option>)
     res = ws.snakemake("--cores", "2", "--config", "preset=smoke",
