@@ -3,6 +3,9 @@
     python benchmarks/study_cost.py --results results             # fit on a results folder
     python benchmarks/study_cost.py --results results --cores 32 --gpus 4
 
+Steps 1 and 2 are :mod:`tabbench.cost_model`'s (``tabbench status`` fits the same model to
+predict a study's time left); this script adds the features from the manifests and step 3.
+
 1. **Measure.** Every finished job of ``--results`` gives, per config, its epochs, its training
    time (``fit_seconds`` of the last epoch) and, from the job's log
    (``results/logs/train/...``, the progress lines' cumulative "elapsed"), its wall time
@@ -32,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +42,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tabbench import cost_model
+from tabbench.cost_model import design, fit_costs, k_eff
 from tabbench.models.registry import get_model, is_network, model_names, paper_epochs
 from tabbench.presets import PRESETS
 
@@ -70,41 +74,6 @@ GPU_MS_PER_BATCH = {"mlp": 2.0, "realmlp": 3.7}
 GPU_FORWARD_SHARE = 0.021
 HOST_METRICS_S_PER_ROW = 1.38e-3 / 6_847
 
-_LINE = re.compile(r"config (\d+) \(\d+/\d+\) epoch (\d+)/(\d+) elapsed (\S+)")
-#: a stacked group's progress line (tabbench.train_job): its configs share its wall time
-_GROUP_LINE = re.compile(r"configs ([\d,]+) \([^)]*\) epoch (\d+)/(\d+) elapsed (\S+)")
-
-
-def parse_hms(text: str) -> float:
-    """The progress lines' durations: ``41.1s`` or ``h:mm:ss``."""
-    if text.endswith("s"):
-        return float(text[:-1])
-    h, m, s = (int(x) for x in text.split(":"))
-    return 3600 * h + 60 * m + s
-
-
-def config_walls(log: Path) -> dict[int, float] | None:
-    """Wall seconds of each config trained by the job whose log this is (differences of the
-    cumulative "elapsed" at each config's last epoch line); None for a resumed job (its
-    elapsed restarts) or a log without progress lines."""
-    text = log.read_text(errors="replace")
-    if "already done (part file)" in text or "done:" not in text:
-        return None
-    last: dict[tuple[int, ...], float] = {}
-    for m in _LINE.finditer(text):
-        last[(int(m.group(1)),)] = parse_hms(m.group(4))
-    for m in _GROUP_LINE.finditer(text):
-        last[tuple(int(c) for c in m.group(1).split(","))] = parse_hms(m.group(4))
-    if not last:
-        return None
-    walls, prev = {}, 0.0
-    for configs in sorted(last, key=lambda g: last[g]):  # in the order they finished
-        for c in configs:  # a group's wall is shared equally, as its fit_seconds
-            walls[c] = max(last[configs] - prev, 0.0) / len(configs)
-        prev = last[configs]
-    return walls
-
-
 def feature_counts() -> dict[str, int]:
     """Number of features per dataset name (bundled manifest first, then Ye et al.'s)."""
     out: dict[str, int] = {}
@@ -118,66 +87,11 @@ def feature_counts() -> dict[str, int]:
 
 
 def measurements(results: Path) -> pd.DataFrame:
-    """One row per (model, dataset, split, config): epochs, training and wall seconds, sizes."""
-    n_feat = feature_counts()
-    rows = []
-    for runs in sorted(results.glob("runs/*/*/split*.parquet")):
-        model, dataset, split = runs.parent.parent.name, runs.parent.name, runs.stem
-        cols = ["config", "epoch", "fit_seconds", "n_train", "n_val", "n_test", "n_classes"]
-        df = pd.read_parquet(runs, columns=cols)
-        if df.empty:
-            continue
-        last = df.sort_values("epoch").groupby("config").last()
-        log = results / "logs" / "train" / model / dataset / f"{split}.log"
-        walls = config_walls(log) if log.exists() else None
-        for c, r in last.iterrows():
-            rows.append({
-                "model": model, "dataset": dataset, "split": split, "config": int(c),
-                "regime": "default" if c == 0 else "tuned", "epochs": int(r["epoch"]),
-                "fit": float(r["fit_seconds"]),
-                "wall": np.nan if walls is None else walls.get(int(c), np.nan),
-                "n_train": int(r["n_train"]), "n_eval": int(r["n_val"] + r["n_test"]),
-                "n_classes": int(r["n_classes"]), "n_features": n_feat.get(dataset, np.nan),
-            })
-    out = pd.DataFrame(rows)
+    """:func:`tabbench.cost_model.measurements` of ``results``, features from the manifests."""
+    out = cost_model.measurements(results, feature_counts())
     if out.empty:
         raise SystemExit(f"no runs files under {results}/runs")
-    # a model without any usable log (e.g. a published folder that ships no logs) counts with
-    # its training time alone (ratio 1): recording is then left out, which the output says
-    ratio = (out["wall"] / out["fit"]).groupby(out["model"]).median().fillna(1.0)
-    out["wall_ratio_filled"] = out["wall"].isna()
-    out["wall"] = out["wall"].fillna(out["fit"] * out["model"].map(ratio))
     return out
-
-
-def design(n_train, n_features, k_eff) -> np.ndarray:
-    return np.column_stack([np.ones(len(n_train)), np.log(n_train), np.log(n_features),
-                            np.log(k_eff)])
-
-
-def k_eff(n_classes) -> np.ndarray:
-    k = np.asarray(n_classes, dtype=float)
-    return np.where(k <= 2, 1.0, k)
-
-
-def fit_costs(meas: pd.DataFrame, column: str = "wall") -> dict[tuple[str, str], np.ndarray]:
-    """Least-squares coefficients of log(seconds per epoch) per (model, regime); a model with
-    too few datasets for 4 coefficients gets a fit on log n_train only (others 0)."""
-    meas = meas.dropna(subset=["n_features"])
-    coefs = {}
-    for (model, regime), g in meas.groupby(["model", "regime"]):
-        per = (g.assign(s=g[column] / g["epochs"])
-               .groupby(["dataset", "split"])
-               .agg(s=("s", "mean"), n_train=("n_train", "first"),
-                    n_features=("n_features", "first"), n_classes=("n_classes", "first"))
-               .reset_index())
-        x = design(per["n_train"], per["n_features"], k_eff(per["n_classes"]))
-        y = np.log(per["s"].to_numpy())
-        if per["dataset"].nunique() < 6:
-            x = x[:, :2]
-        beta, *_ = np.linalg.lstsq(x, y, rcond=None)
-        coefs[(model, regime)] = np.pad(beta, (0, 4 - len(beta)))
-    return coefs
 
 
 def paper_datasets() -> pd.DataFrame:

@@ -167,6 +167,12 @@ def test_runs_files_and_part_files_are_named_and_parsed_in_one_place(tmp_path):
     assert part_records(parts, 7).name == "config7.parquet"
     assert part_failure(parts, 7).name == "config7.failure.json"
 
+    from tabbench.layout import part_folders, runs_files_by_pair
+
+    Path(layout.part("mlp", "adult", 5)).touch()  # not a folder: no job's part folder
+    assert part_folders(tmp_path) == {("mlp", "adult", 4): parts}
+    assert sorted(runs_files_by_pair(tmp_path)[("mlp", "adult")]) == [0, 2, 10]
+
 
 @pytest.mark.parametrize(("path", "hint"), [
     ("results/runs/mlp/kc1/split3.parquet",

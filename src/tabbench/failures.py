@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from tabbench.layout import failures_path, runs_file
+from tabbench.layout import failures_path, part_configs, part_failure, runs_file
 
 FAILURE_COLUMNS = ["model", "dataset", "split", "config", "error_type", "message",
                    "epochs_done"]
@@ -27,17 +27,39 @@ def read_failures(runs_dir: str | os.PathLike[str],
     rows = []
     for model, dataset, split in pairs:
         path = failures_path(runs_file(runs_dir, model, dataset, split))
-        try:
-            entries = json.loads(Path(path).read_text())
-        except (OSError, ValueError):
-            continue
+        entries = _read_json(path)
         for f in entries if isinstance(entries, list) else []:
-            rows.append({"model": model, "dataset": dataset, "split": int(split),
-                         "config": int(f.get("config", -1)),
-                         "error_type": str(f.get("error_type", "?")),
-                         "message": str(f.get("message", ""))[:200],
-                         "epochs_done": int(f.get("epochs_done", 0))})
+            rows.append(_row(model, dataset, split, f))
     return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
+
+
+def read_part_failures(parts: Mapping[tuple[str, str, int], str | os.PathLike[str]]
+                       ) -> pd.DataFrame:
+    """The failed configs of jobs not finished yet, from their part folders
+    (``(model, dataset, split) -> part folder``, e.g. :func:`tabbench.layout.part_folders`), in
+    :func:`read_failures`' columns: a job in progress has already failed these."""
+    rows = []
+    for (model, dataset, split), folder in parts.items():
+        for c in part_configs(folder):
+            entry = _read_json(part_failure(folder, c))
+            if isinstance(entry, dict):
+                rows.append(_row(model, dataset, split, {"config": c, **entry}))
+    return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
+
+
+def _read_json(path: str | os.PathLike[str]) -> Any:
+    """A sidecar's content; None for a missing or unreadable one (which counts no failure)."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _row(model: str, dataset: str, split: int, f: Mapping[str, Any]) -> dict[str, Any]:
+    return {"model": model, "dataset": dataset, "split": int(split),
+            "config": int(f.get("config", -1)), "error_type": str(f.get("error_type", "?")),
+            "message": str(f.get("message", ""))[:200],
+            "epochs_done": int(f.get("epochs_done", 0))}
 
 
 def failure_counts(failures: pd.DataFrame, recorded: set[tuple[str, str, int]]

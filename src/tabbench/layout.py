@@ -314,13 +314,25 @@ class CachedResult:
         return self.selected.stat().st_mtime >= newest
 
 
-def _split_files(results: Path) -> dict[tuple[str, str], dict[int, Path]]:
+def runs_files_by_pair(results: PathLike) -> dict[tuple[str, str], dict[int, Path]]:
+    """Every runs file of a results folder: (model, dataset) -> split -> path."""
     found: dict[tuple[str, str], dict[int, Path]] = {}
-    for p in (results / "runs").glob("*/*/split*.parquet"):
+    for p in Path(ResultsLayout(results).runs_dir).glob("*/*/split*.parquet"):
         m = _SPLIT_FILE.fullmatch(p.name)
         if m and p.is_file():
             found.setdefault((p.parent.parent.name, p.parent.name), {})[int(m.group(1))] = p
     return found
+
+
+def part_folders(results: PathLike) -> dict[tuple[str, str, int], Path]:
+    """Every part folder (:func:`part_dir`) of a results folder by (model, dataset, split): the
+    jobs started and not finished (in progress, or killed; a finished job removes its own)."""
+    out = {}
+    for p in Path(ResultsLayout(results).runs_dir).glob("*/*/split*.parquet.part"):
+        key = parse_runs_file(p.with_suffix(""))
+        if key is not None and p.is_dir():
+            out[key] = p
+    return out
 
 
 def folder_n_splits(results: PathLike) -> int | None:
@@ -329,7 +341,7 @@ def folder_n_splits(results: PathLike) -> int | None:
     stored = read_run_config(results)
     if stored and isinstance(stored.get("n_splits"), int):
         return int(stored["n_splits"])
-    found = _split_files(Path(results))
+    found = runs_files_by_pair(Path(results))
     return max((max(s) + 1 for s in found.values()), default=None)
 
 
@@ -339,7 +351,7 @@ def complete_results(results: PathLike, n_splits: int | None = None) -> list[Cac
     root = Path(results)
     if n_splits is None:
         n_splits = folder_n_splits(root)
-    found = _split_files(root)
+    found = runs_files_by_pair(root)
     selected = {(p.parent.name, p.stem): p
                 for p in (root / "selected").glob("*/*.parquet") if p.is_file()}
     out = []

@@ -1,0 +1,37 @@
+"""CLI adapter of ``tabbench status --results DIR``: how far a study is (:mod:`tabbench.status`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _status(args: argparse.Namespace) -> int:
+    from tabbench.status import StatusError, render, study_status
+
+    try:
+        status = study_status(args.results, args.data, args.workers)
+    except StatusError as err:
+        print(f"tabbench status: error: {err}", file=sys.stderr)
+        return 2
+    print(status.to_json() if args.json else render(status))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "status", help="how far a study is: jobs done/running/left, failures, time left",
+        description="Per model of a results folder: train jobs done, running (a part folder "
+                    "without its runs file) and left of those its settings plan, configs "
+                    "recorded and failed, and the time left predicted from the folder's own "
+                    "finished jobs (tabbench.status). Reads only; safe beside a running study.")
+    p.add_argument("--results", required=True, type=Path, help="the results folder")
+    p.add_argument("--data", type=Path, default=None,
+                   help="the study's data folder (default: its data_dir setting, looked for "
+                        "beside the results folder, then in the working directory)")
+    p.add_argument("--workers", type=float, default=None, metavar="N",
+                   help="jobs that will run at once (default: measured on the latest "
+                        "finished jobs)")
+    p.add_argument("--json", action="store_true", help="the status as JSON, for machines")
+    p.set_defaults(func=_status)

@@ -1,0 +1,224 @@
+"""tabbench status: on a partly finished folder trained by real (tiny) train jobs, the jobs
+done / running / left per model, the configs recorded and failed, a prediction where enough
+jobs finished and the fallback where not; the data folder found or said missing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fixtures.data_fixtures import write_processed_toy
+
+from tabbench import cli, cost_model
+from tabbench import status as status_module
+from tabbench.data.pipeline import SUMMARY_COLUMNS
+from tabbench.layout import DataLayout, ResultsLayout, part_configs
+from tabbench.models.mlp import MLPTrainer
+from tabbench.models.registry import get_trainer
+from tabbench.presets import resolve_config
+from tabbench.run_config import remember
+from tabbench.status import (
+    MIN_FIT_DATASETS,
+    StatusError,
+    dataset_sizes,
+    find_data_dir,
+    jobs_in_flight,
+    render,
+    study_status,
+)
+from tabbench.train_job import run_train_job
+
+#: rows of each toy dataset (different sizes, so the fit has something to fit)
+ROWS = {"d600": 600, "d800": 800, "d1000": 1000, "d1400": 1400}
+EPOCHS = {"xgboost_default": 3, "xgboost_tuned": 4, "mlp": 2}
+#: every config takes at least this long, so that its wall shows in the train log's 0.1 s steps
+#: (a tiny job's configs take ~0 s there, and a job without a measurable wall is no fit point)
+PAUSE_S = 0.15
+N_CONFIGS = {"xgboost": 2, "mlp": 1}
+N_SPLITS = 2
+
+
+class _Paused:
+    """A trainer that pauses :data:`PAUSE_S` before its first chunk."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name = inner, inner.name
+
+    def train(self, params, data, ctx):
+        time.sleep(PAUSE_S)
+        yield from self.inner.train(params, data, ctx)
+
+
+def _paused(name: str) -> _Paused:
+    return _Paused(get_trainer(name))
+
+
+class _Raise:
+    """A trainer that fails the way it is told, after nothing."""
+
+    def __init__(self, name: str, err: BaseException) -> None:
+        self.name, self.err = name, err
+
+    def train(self, params, data, ctx):
+        raise self.err
+        yield  # a generator, as trainers are
+
+
+def _train(results: Path, processed: dict, model: str, dataset: str, split: int,
+           factory=_paused) -> None:
+    layout = ResultsLayout(results)
+    log = Path(layout.log("train", model, dataset, f"split{split}"))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as stream:
+        run_train_job(model, dataset, split, *processed[dataset],
+                      layout.runs(model, dataset, split), n_configs=N_CONFIGS[model],
+                      epochs=EPOCHS, seed=0, progress=stream, trainer_factory=factory)
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    """``root/results`` beside ``root/data`` (run_config.yaml says ``data_dir: data``):
+
+    - xgboost: d600, d800, d1000 both splits done (6 jobs, 3 datasets); d1400 split 0 killed
+      after config 0 (recorded) and config 1 (failed), split 1 left;
+    - mlp: d600 split 0 done with config 1 failed; the 7 others left."""
+    root = tmp_path_factory.mktemp("study")
+    data, results = root / "data", root / "results"
+    processed = {ds: write_processed_toy(data / "toy" / ds, n=n, n_classes=2, n_splits=N_SPLITS)
+                 for ds, n in ROWS.items()}
+    # the kept list and the summary table, as the data stage writes them
+    Path(DataLayout(data).kept).write_text("".join(f"{ds}\n" for ds in ROWS))
+    pd.DataFrame([{"dataset": ds, "status": "kept", "rows_final": n, "n_num": 2, "n_cat": 1,
+                   "n_classes": 2} for ds, n in ROWS.items()],
+                 columns=SUMMARY_COLUMNS).to_csv(DataLayout(data).datasets_csv, index=False)
+    remember(results, resolve_config({"preset": "smoke", "models": ["xgboost", "mlp"],
+                                      "n_splits": N_SPLITS, "n_configs": N_CONFIGS,
+                                      "epochs": EPOCHS, "data_dir": "data"}))
+    for ds in ("d600", "d800", "d1000"):
+        for split in range(N_SPLITS):
+            _train(results, processed, "xgboost", ds, split)
+    calls = []
+
+    def killed(name):  # config 0 trains, config 1 fails, the job is killed in config 2
+        calls.append(name)
+        if len(calls) == 2:
+            return _Raise(name, RuntimeError("config 1 fails"))
+        if len(calls) == 3:
+            return _Raise(name, KeyboardInterrupt())
+        return _paused(name)
+
+    with pytest.raises(KeyboardInterrupt):
+        _train(results, processed, "xgboost", "d1400", 0, killed)
+    mlp_calls = []
+
+    def one_failure(name):
+        mlp_calls.append(name)
+        return (_Raise(name, ValueError("config 1 fails")) if len(mlp_calls) == 2
+                else _Paused(MLPTrainer(chunk_epochs=1)))
+
+    _train(results, processed, "mlp", "d600", 0, one_failure)
+    return results
+
+
+def test_counts_done_running_left_configs_and_failures(study):
+    parts = ResultsLayout(study).part("xgboost", "d1400", 0)
+    assert part_configs(parts) == [0, 1]  # the killed job's finished configs
+    status = study_status(study, workers=1)
+    assert status.data_dir == str(study.parent / "data")  # data_dir: data, beside the results
+    assert (status.n_datasets, status.n_splits) == (4, N_SPLITS)
+    xgb, mlp = status.models
+    assert (xgb.model, xgb.planned, xgb.done, xgb.running, xgb.left) == ("xgboost", 8, 6, 1, 1)
+    assert xgb.configs_recorded == 6 * 3 + 1  # 3 configs a finished job, config 0 of the killed
+    assert (xgb.configs_failed, xgb.failure_reasons) == (1, {"RuntimeError": 1})
+    assert (mlp.model, mlp.planned, mlp.done, mlp.running, mlp.left) == ("mlp", 8, 1, 0, 7)
+    assert (mlp.configs_recorded, mlp.configs_failed) == (1, 1)
+    assert mlp.failure_reasons == {"ValueError": 1}
+
+
+def test_prediction_where_enough_jobs_finished_and_the_fallback_where_not(study):
+    status = study_status(study, workers=2)
+    xgb, mlp = status.models
+    assert (xgb.fit_jobs, xgb.fit_datasets) == (6, 3) and xgb.no_prediction is None
+    # what is left: config 2 of the killed job, all 3 configs of d1400 split 1, predicted by
+    # the cost model fit on the folder's finished jobs
+    sizes = {"n_train": int(dataset_sizes(study.parent / "data").loc["d1400", "n_train"]),
+             "n_features": 3, "n_classes": 2}
+    coefs = cost_model.fit_costs(cost_model.measurements(study, {ds: 3 for ds in ROWS}))
+
+    def cost(regime: str, epochs: int) -> float:
+        return float(cost_model.seconds_per_epoch(coefs[("xgboost", regime)], **sizes)[0]
+                     * epochs)
+
+    tuned, default = EPOCHS["xgboost_tuned"], EPOCHS["xgboost_default"]
+    expected = cost("tuned", tuned) + cost("default", default) + 2 * cost("tuned", tuned)
+    assert xgb.seconds_left == pytest.approx(expected, rel=1e-9) and expected > 0
+    assert mlp.seconds_left is None and mlp.fit_jobs == 1
+    assert mlp.no_prediction.startswith("not enough finished jobs to predict")
+    assert status.not_predicted == ["mlp"]
+    assert status.seconds_left == pytest.approx(xgb.seconds_left / 2)  # 2 jobs at once
+    text = render(status)
+    assert "not enough finished jobs to predict" in text and "time left for xgboost ≈" in text
+    assert "mlp not predicted: the study ends later" in text
+    assert "6 jobs, 3 datasets" in text
+
+
+def test_jobs_in_flight_from_overlapping_jobs():
+    assert jobs_in_flight([(0, 10), (5, 15)]) == pytest.approx(20 / 15)
+    assert jobs_in_flight([(0, 10), (0, 10), (100, 110)]) == pytest.approx(1.5)  # gap: idle
+    assert jobs_in_flight([]) is None
+
+
+def test_measured_jobs_in_flight_when_not_given(study):
+    status = study_status(study)
+    assert status.workers is not None and status.workers_from.startswith("measured")
+    assert status.seconds_left == pytest.approx(status.models[0].seconds_left / status.workers)
+
+
+def test_without_a_data_folder_only_what_is_on_disk_counts(study, tmp_path, monkeypatch):
+    moved = tmp_path / "results"
+    shutil.copytree(study, moved)  # beside no data folder
+    monkeypatch.chdir(tmp_path)
+    status = study_status(moved)
+    assert status.data_dir is None and any("not found" in n for n in status.notes)
+    xgb = status.models[0]
+    assert (xgb.done, xgb.running, xgb.planned, xgb.left) == (6, 1, None, None)
+    assert xgb.no_prediction and status.seconds_left is None
+    # --data names it
+    assert study_status(moved, data_dir=study.parent / "data").models[0].left == 1
+    with pytest.raises(StatusError, match="no kept.txt"):
+        study_status(moved, data_dir=tmp_path)
+
+
+def test_a_relative_data_dir_is_found_in_the_working_directory_too(tmp_path, monkeypatch):
+    results, data = tmp_path / "a" / "results", tmp_path / "b" / "data"
+    results.mkdir(parents=True)
+    data.mkdir(parents=True)
+    Path(DataLayout(data).kept).write_text("x\n")
+    monkeypatch.chdir(tmp_path / "b")
+    assert find_data_dir(results, "data") == (data, [])
+
+
+def test_too_few_datasets_is_the_fallback_whatever_the_jobs(study, monkeypatch):
+    """The datasets threshold, not only the jobs': xgboost's 6 jobs over 3 datasets, with one
+    dataset fewer than asked, are not enough."""
+    monkeypatch.setattr(status_module, "MIN_FIT_DATASETS", MIN_FIT_DATASETS + 1)
+    xgb = study_status(study, workers=1).models[0]
+    assert xgb.seconds_left is None and "over 3 datasets" in xgb.no_prediction
+
+
+def test_cli_table_and_json(study, capsys):
+    assert cli.main(["status", "--results", str(study), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[2].split()[:5] == ["model", "done", "running", "left", "planned"]
+    assert cli.main(["status", "--results", str(study), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [m["model"] for m in data["models"]] == ["xgboost", "mlp"]
+    assert data["models"][0]["left"] == 1
+    assert cli.main(["status", "--results", str(study / "nope")]) == 2
+    assert "no such results folder" in capsys.readouterr().err
+    assert cli.main(["status", "--results", str(study), "--workers", "0"]) == 2
+    assert "--workers must be > 0" in capsys.readouterr().err
