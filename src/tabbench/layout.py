@@ -16,15 +16,21 @@ rule files always wrote them, so folders written before this module existed stay
     {results}/runs/{model}/{ds}/split{i}.failures.json  train: the configs that failed
     {results}/runs/{model}/{ds}/split{i}.parquet.part/  train: finished configs of a killed job
         job.json, config{c}.parquet, config{c}.failure.json    (its identity, one file a config)
+        config{c}.kept.npz, kept.json                   (what re-stopping needs, or why not)
+    {results}/runs/{model}/{ds}/split{i}.restop.npz, .restop.json   train: what re-stopping
+                                                        needs (tabbench.kept), not an output
+    {results}/restop.json                               restop: what it added, what it could not
+    {results}/retry_failed.json                         retry-failed: the jobs it reopened
     {results}/selected/{model}/{ds}.parquet             select: best epoch/config per metric
-    {results}/summary/{name}                            aggregate (names: aggregate.SUMMARY_FILES)
-    {results}/figures/{stem}.{pdf,png}                  plot (stems: plots.FIGURE_STEMS)
+    {results}/summary/{name}                            regenerate (names: aggregate.SUMMARY_FILES)
+    {results}/summary/study.rst                         regenerate: the HTML report's first page
+    {results}/figures/{stem}.{pdf,png}                  regenerate (stems: plots.FIGURE_STEMS)
     {results}/report.html                               report
     {results}/replay/{model}/{ds}/split{i}.npz, .json   replay: the chosen models' logits, sidecar
-    {results}/summary/diagnostics/{name}                diagnose (names: diagnostics.paths)
+    {results}/summary/diagnostics/{name}                regenerate (names: diagnostics.paths)
     {results}/PUBLISHED.json                            a published copy's manifest (publish)
     {results}/logs/train/{model}/{ds}/split{i}.log, logs/select/{model}/{ds}.log,
-    {results}/logs/{aggregate,plot,report}.log
+    {results}/logs/{regenerate,report}.log
 
 **Complete results** (:func:`complete_results`, the one rule; ``snakemake figures``/``report``
 and ``tabbench figures --results`` both use it): a (model, dataset) is complete when
@@ -116,6 +122,29 @@ def part_configs(parts: PathLike) -> list[int]:
     """The configs a part folder holds a finished file for (records or failure), sorted."""
     return sorted({int(m.group(1)) for f in Path(parts).glob("config*.*")
                    if (m := _PART_FILE.fullmatch(f.name))})
+
+
+def part_kept(parts: PathLike, config: int) -> Path:
+    """What config ``config`` keeps for re-stopping (:mod:`tabbench.kept`) in a part folder."""
+    return Path(parts) / f"config{int(config)}.kept.npz"
+
+
+#: a part folder's note that the job keeps nothing for re-stopping, and why (tabbench.kept)
+PART_NOT_KEPT = "kept.json"
+
+
+def restop_artefact(runs_path: PathLike) -> Path:
+    """What re-stopping a runs file needs (:mod:`tabbench.kept`): ``.../split0.parquet`` ->
+    ``.../split0.restop.npz``. Written by the train job before its runs file, but not one of
+    the train rule's outputs (docs/design.md §16)."""
+    out = Path(runs_path)
+    return out.with_name(out.name.removesuffix(".parquet") + ".restop.npz")
+
+
+def restop_sidecar(runs_path: PathLike) -> Path:
+    """The JSON sidecar of :func:`restop_artefact`: what was kept per config, or why not."""
+    out = Path(runs_path)
+    return out.with_name(out.name.removesuffix(".parquet") + ".restop.json")
 
 
 def part_dir(runs_path: PathLike) -> Path:
@@ -213,6 +242,20 @@ class ResultsLayout:
     def part(self, model: str, dataset: str, split: int | str) -> str:
         return os.fspath(part_dir(self.runs(model, dataset, split)))
 
+    def restop(self, model: str, dataset: str, split: int | str) -> str:
+        """What re-stopping the runs file needs (:func:`restop_artefact`)."""
+        return os.fspath(restop_artefact(self.runs(model, dataset, split)))
+
+    @property
+    def restop_report(self) -> str:
+        """What ``tabbench restop`` added to which runs file, and what it could not."""
+        return f"{self.root}/restop.json"
+
+    @property
+    def retry_report(self) -> str:
+        """The finished jobs ``tabbench retry-failed`` reopened to retrain their failures."""
+        return f"{self.root}/retry_failed.json"
+
     def selected(self, model: str, dataset: str) -> str:
         return f"{self.root}/selected/{model}/{dataset}.parquet"
 
@@ -257,7 +300,7 @@ class ResultsLayout:
 _WRITERS: tuple[tuple[str, int, str], ...] = (
     ("runs", 4, "train"),  # runs/{model}/{ds}/split{i}.parquet: retrains that split
     ("selected", 3, "select"),  # selected/{model}/{ds}.parquet
-    (SUMMARY, 2, "aggregate"),  # summary/{name}: rebuilt by the figures target
+    (SUMMARY, 2, "regenerate"),  # summary/{name}: rebuilt by the figures target
 )
 
 

@@ -39,6 +39,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from tabbench import kept
 from tabbench.data.dataset import load_split_data
 from tabbench.gpu import DEFAULT_TIMEOUT_S, acquire_device
 from tabbench.io import write_json_atomic, write_parquet_atomic
@@ -179,6 +180,9 @@ def run_train_job(
     trainer_options: Mapping[str, Any] | None = None,
     members: int | str | None = None,
     memory_gb: float = DEFAULT_MEMORY_GB,
+    keep_for_restop: bool = False,
+    restop_max_mb: float = kept.DEFAULT_MAX_MB,
+    retry_failed: bool = False,
     progress: TextIO | None = None,
     metrics: Any = None,
     trainer_factory: Any = None,
@@ -206,6 +210,15 @@ def run_train_job(
     network whose trainer can stack (:class:`tabbench.models.base.StackingTrainer`). Stacked
     groups are written config by config when the group finishes, so a kill loses at most the
     group in progress. The path is in the part folder's identity and the provenance.
+
+    Re-stopping (:mod:`tabbench.kept`): with ``keep_for_restop`` the job keeps what adding a
+    stopping metric later needs (each config's model for boosted trees, else every epoch's
+    validation logits), at most ``restop_max_mb`` (config keys of the same names); its size is
+    estimated and logged before anything trains. It never changes a record.
+
+    ``retry_failed`` (config ``retry_failed``): a config whose failure is in the part folder
+    (a resumed job, or a finished one reopened by :mod:`tabbench.retry`) is trained again
+    instead of being kept as failed.
     """
     stream = sys.stderr if progress is None else progress
     out_path = Path(out_path)
@@ -245,12 +258,7 @@ def run_train_job(
             raise ValueError(f"model {model!r} trains one config at a time: members "
                              f"(network_members) must be 1 or auto, got {members}")
         limit = max_members(dev, members, len(ids))
-        identity = {"model": model, "dataset": dataset, "split": int(split), "seed": int(seed)}
-        if changed:
-            identity["trainer_options"] = changed
-        if path == STACKED:  # absent for the sequential path: part folders from before stay valid
-            identity["training"] = path
-        _prepare_parts(parts, identity)
+        _prepare_parts(parts, job_identity(model, dataset, split, seed, changed, path))
         data = load_split_data(processed_path, splits_path, split)
         env = environment(device=dev, threads=int(threads))
         if is_network(model):
@@ -266,11 +274,21 @@ def run_train_job(
         prog.line(f"{len(ids)} configs, n_train={len(data.y_train)} n_val={len(data.y_val)} "
                   f"n_test={len(data.y_test)} classes={data.n_classes} threads={threads} "
                   f"device={dev}{shown}{stacking}")
+        # a trainer to ask what it keeps (its kind, its models' size bound) only when keeping
+        probe = (trainer or make_trainer(model, **options)) if keep_for_restop else None
+        keep = kept.plan_keep(keep_for_restop, restop_max_mb, probe, plan, data, parts)
+        prog.line(keep.line())
         job = _Job(model, dataset, split, seed, data, plan, parts, prov, prog, stream, dev,
-                   int(threads), metrics, lambda: make_trainer(model, **options), len(ids))
+                   int(threads), metrics, lambda: make_trainer(model, **options), len(ids), keep)
         pending = []
         for c in ids:
-            if _load_done(parts, c, *plan[c]) is not None:
+            done = _load_done(parts, c, *plan[c])
+            if isinstance(done, dict) and retry_failed:
+                part_failure(parts, c).unlink(missing_ok=True)
+                prog.line(f"{job.position(c)} failed before ({done['error_type']}): trained "
+                          "again (retry_failed)")
+                pending.append(c)
+            elif done is not None:
                 prog.skip(plan[c][1])
                 prog.line(f"{job.position(c)} already done (part file), not retrained")
             else:
@@ -284,7 +302,8 @@ def run_train_job(
         else:
             for c in pending:
                 job.train_config(c)
-    return _finish(out_path, parts, plan, prog, prov)
+    return _finish(out_path, parts, plan, prog, prov, job.keep, data.y_val,
+                   {"model": model, "dataset": dataset, "split": int(split)})
 
 
 class _Job:
@@ -292,11 +311,12 @@ class _Job:
     (stacked path) and writes each config's part file as soon as it is finished."""
 
     def __init__(self, model, dataset, split, seed, data, plan, parts, prov, prog, stream,
-                 device, threads, metrics, new_trainer, n_ids) -> None:
+                 device, threads, metrics, new_trainer, n_ids, keep: kept.KeepPlan) -> None:
         self.model, self.dataset, self.split, self.seed = model, dataset, split, seed
         self.data, self.plan, self.parts, self.prov = data, plan, parts, prov
         self.prog, self.stream, self.device, self.threads = prog, stream, device, threads
         self.metrics, self.new_trainer, self.n_ids = metrics, new_trainer, n_ids
+        self.keep = keep
 
     def position(self, c: int) -> str:
         return f"config {c} ({c + 1}/{self.n_ids})"
@@ -319,7 +339,9 @@ class _Job:
         pos = self.position(c)
         self.prog.line(f"{pos} training {n_ep} epochs, params {params_json(params)}")
         recorder = self.recorder(c)
-        chunks = self.new_trainer().train(params, self.data, self.context(c))
+        keeper = kept.ConfigKeeper(self.keep)
+        trainer = self.new_trainer()
+        chunks = trainer.train(params, self.data, self.context(c))
         failure = None
         while True:
             try:
@@ -330,9 +352,10 @@ class _Job:
                 failure = _failure(c, params, n_ep, recorder.next_epoch - 1, err)
                 break
             recorder.add(chunk)  # metric errors are bugs: not caught
+            keeper.add(chunk.val_logits)
             last = chunk.first_epoch + len(chunk.fit_seconds) - 1
             self.prog.epochs(len(chunk.fit_seconds), f"{pos} epoch {last}/{n_ep}")
-        self.finish_config(c, recorder, failure)
+        self.finish_config(c, recorder, failure, keeper, trainer)
 
     def train_group(self, group: list[int], label: str) -> None:
         """The configs ``group`` as members of one stacked model; each member's failure is its
@@ -343,6 +366,7 @@ class _Job:
         self.prog.line(f"configs {names} ({label}, {len(group)} members) training {n_ep} "
                        "epochs, params " + "; ".join(params_json(self.plan[c][0]) for c in group))
         recorders = {c: self.recorder(c) for c in group}
+        keepers = {c: kept.ConfigKeeper(self.keep) for c in group}
         failures: dict[int, dict[str, Any]] = {}
         try:
             chunks = self.new_trainer().train_members(
@@ -369,6 +393,7 @@ class _Job:
                 chunk: EpochChunk | None = gc.members[i]
                 if chunk is not None:
                     recorders[c].add(chunk)  # metric errors are bugs: not caught
+                    keepers[c].add(chunk.val_logits)
                     done += len(chunk.fit_seconds)
                     last = chunk.first_epoch + len(chunk.fit_seconds) - 1
             if last:
@@ -379,16 +404,16 @@ class _Job:
                 if c not in failures:
                     failures[c] = self.failure(c, recorders[c], whole)
         for c in group:
-            self.finish_config(c, recorders[c], failures.get(c))
+            self.finish_config(c, recorders[c], failures.get(c), keepers[c], None)
 
     def failure(self, c: int, recorder: EpochRecorder, err: BaseException) -> dict[str, Any]:
         params, n_ep = self.plan[c]
         return _failure(c, params, n_ep, recorder.next_epoch - 1, err)
 
-    def finish_config(self, c: int, recorder: EpochRecorder,
-                      failure: dict[str, Any] | None) -> None:
-        """Write config ``c``'s part file: its records, or its failure with the traceback in the
-        job's log."""
+    def finish_config(self, c: int, recorder: EpochRecorder, failure: dict[str, Any] | None,
+                      keeper: kept.ConfigKeeper, trainer: Any) -> None:
+        """Write config ``c``'s part file: its records (after what it keeps for re-stopping),
+        or its failure with the traceback in the job's log."""
         n_ep = self.plan[c][1]
         if failure is not None:
             self.prog.skip(n_ep - (recorder.next_epoch - 1))
@@ -398,7 +423,44 @@ class _Job:
             write_json_atomic(failure, part_failure(self.parts, c))
             _free_gpu(self.device)
             return
-        write_parquet_atomic(recorder.frame(), part_records(self.parts, c), self.prov)
+        frame = recorder.frame()  # a trainer that stopped early fails here, before keeping
+        if self.keep.keeps:
+            self.keep_config(c, keeper, trainer)
+        write_parquet_atomic(frame, part_records(self.parts, c), self.prov)
+
+    def keep_config(self, c: int, keeper: kept.ConfigKeeper, trainer: Any) -> None:
+        """Write what config ``c`` keeps for re-stopping. Keeping never costs a record: on an
+        error, or once the kept models outgrow the cap, the job keeps nothing from then on
+        (noted in the part folder, so a resume does not start again)."""
+        params, n_ep = self.plan[c]
+        reason = None
+        try:
+            kept.write_part(self.parts, c, params_json(params), n_ep, keeper.arrays(trainer))
+        except Exception as err:  # a record must not be lost to what is only kept
+            reason = f"keeping config {c} failed: {type(err).__name__}: {err}"
+        else:
+            total = kept.kept_parts_bytes(self.parts)
+            if total > self.keep.cap_bytes:
+                reason = (f"what it keeps reached {kept.megabytes(total)} at config {c}, over "
+                          f"the cap of {kept.megabytes(self.keep.cap_bytes)} (restop_max_mb)")
+        if reason is not None:
+            kept.give_up(self.parts, reason)
+            self.keep = kept.KeepPlan(None, cap_bytes=self.keep.cap_bytes, reason=reason)
+            self.prog.line(self.keep.line())
+
+
+def job_identity(model: str, dataset: str, split: int | str, seed: int,
+                 changed_options: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """A part folder's identity (its ``job.json``): the job's model, dataset, split and seed,
+    its non-default trainer options and its training path; absent when at the default or
+    sequential, so part folders from before either existed stay valid. Also what
+    :mod:`tabbench.retry` writes when it reopens a finished job."""
+    identity = {"model": model, "dataset": dataset, "split": int(split), "seed": int(seed)}
+    if changed_options:
+        identity["trainer_options"] = dict(changed_options)
+    if path == STACKED:
+        identity["training"] = path
+    return identity
 
 
 def _prepare_parts(parts: Path, identity: dict[str, Any]) -> None:
@@ -477,7 +539,7 @@ def _job_provenance(parts: Path, plan: Mapping[int, Any], current: dict[str, str
 
 
 def _finish(out_path: Path, parts: Path, plan: Mapping[int, Any], prog: _Progress,
-            prov: dict[str, str]):
+            prov: dict[str, str], keep: kept.KeepPlan, y_val: Any, identity: dict[str, Any]):
     frames, failures = [], []
     for c, (params, n_ep) in plan.items():
         done = _load_done(parts, c, params, n_ep)
@@ -487,6 +549,10 @@ def _finish(out_path: Path, parts: Path, plan: Mapping[int, Any], prog: _Progres
     records = pd.concat(frames, ignore_index=True) if frames else empty_records()
     check_records(records, {int(f["config"].iloc[0]): len(f) for f in frames})
     job_prov = _job_provenance(parts, plan, prov)
+    recorded = {int(f["config"].iloc[0]): (params_json(plan[int(f["config"].iloc[0])][0]),
+                                           len(f)) for f in frames}
+    # what re-stopping needs, before the runs file (the train rule's output) is written
+    prog.line(kept.finish(out_path, parts, keep, recorded, y_val, identity))
     write_json_atomic(failures, failures_path(out_path))
     write_parquet_atomic(records, out_path, job_prov)
     shutil.rmtree(parts)

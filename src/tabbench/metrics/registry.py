@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -162,7 +162,8 @@ def reload_registry() -> None:
 
 
 def stopping_metrics_batched(
-    logits_ENK: np.ndarray, y: np.ndarray, beta0: np.ndarray | float | None = None
+    logits_ENK: np.ndarray, y: np.ndarray, beta0: np.ndarray | float | None = None,
+    only: Collection[str] | None = None,
 ) -> dict[str, np.ndarray]:
     """Every registered stopping metric for each of E epochs, plus ``beta`` (E,), the TS fit on
     these logits that the recorder also needs for the test metrics after TS.
@@ -172,15 +173,30 @@ def stopping_metrics_batched(
     Non-finite epochs give NaN for the built-ins; other metrics must be given finite epochs
     (the recorder only passes those). A third-party ``batched`` that returns anything but E
     values is an error naming the metric.
+
+    ``only``: the metric ids to compute (the re-stop's missing columns, :mod:`tabbench.restop`);
+    the fused kernel, and so ``beta``, only when a built-in is among them.
     """
+    from tabbench.metrics._checks import check_batched
     from tabbench.metrics.batched import fused_stopping_metrics
 
-    fused = fused_stopping_metrics(logits_ENK, y, beta0)  # validates shapes and labels
-    z = np.asarray(logits_ENK)
-    n_epochs = z.shape[0]
     registry = _registry()
+    if only is not None:
+        unknown = sorted(set(only) - set(registry))
+        if unknown:
+            raise ValueError(f"unknown stopping metrics {unknown}; registered: {list(registry)}")
+        registry = {m: registry[m] for m in registry if m in set(only)}
+    fused_needed = only is None or any(isinstance(m.batched, FusedOutput)
+                                       for m in registry.values())
+    z = np.asarray(logits_ENK)
+    if fused_needed:
+        fused = fused_stopping_metrics(logits_ENK, y, beta0)  # validates shapes and labels
+    else:
+        check_batched(z, y)
+        fused = {}
+    n_epochs = z.shape[0]
     if n_epochs == 0:
-        return {m: np.empty(0) for m in (*registry, "beta")}
+        return {m: np.empty(0) for m in (*registry, *(("beta",) if fused_needed else ()))}
     labels: np.ndarray | None = None
     out: dict[str, np.ndarray] = {}
     z32: np.ndarray | None = None
@@ -198,7 +214,8 @@ def stopping_metrics_batched(
                 f"{n_epochs} epochs, expected ({n_epochs},)"
             )
         out[metric_id] = values
-    out["beta"] = fused["beta"]
+    if fused_needed:
+        out["beta"] = fused["beta"]
     return out
 
 

@@ -23,6 +23,7 @@ from tabbench.data.dataset import SplitData
 __all__ = [
     "EpochChunk",
     "GroupChunk",
+    "ModelKeepingTrainer",
     "ReplayableTrainer",
     "SplitData",
     "StackingTrainer",
@@ -128,4 +129,34 @@ class ReplayableTrainer(Protocol):
         epochs: Sequence[int],
     ) -> Mapping[int, tuple[np.ndarray, np.ndarray]]:
         """epoch -> (validation logits, test logits) of one training stopped at each epoch."""
+        ...
+
+
+@runtime_checkable
+class ModelKeepingTrainer(Protocol):
+    """Optional for a trainer whose trained model is a compact and exact record of every
+    epoch's logits (boosted trees: round r's logits are the sum of the first r rounds' trees).
+
+    Why: a stopping metric registered after a study was trained needs every epoch's validation
+    logits (``tabbench restop``, :mod:`tabbench.restop`). Networks have them kept as arrays;
+    for a model whose trees are smaller than n_val x K x epochs floats the train job keeps
+    :meth:`kept_model` instead (bounded by ``restop_max_mb``), and the logits come back from
+    it in one prediction pass, equal to those :meth:`Trainer.train` yielded (tested bit for
+    bit for XGBoost and LightGBM)."""
+
+    def kept_model(self) -> bytes:
+        """The model the last :meth:`Trainer.train` trained, serialised and compressed, with
+        whatever :meth:`kept_val_logits` needs besides the data."""
+        ...
+
+    def kept_model_bound(self, params: Mapping[str, Any], data: SplitData, n_epochs: int
+                         ) -> int:
+        """An upper estimate of :meth:`kept_model`'s size in bytes for ``params`` trained for
+        ``n_epochs`` on ``data``: the disk estimate a job logs before it trains."""
+        ...
+
+    def kept_val_logits(self, model: bytes, data: SplitData, ctx: TrainContext
+                        ) -> Iterator[tuple[int, np.ndarray]]:
+        """(first epoch, validation logits (E, N_val, K) float32) chunks of every epoch
+        1..``ctx.n_epochs`` of a :meth:`kept_model`, in order."""
         ...

@@ -76,7 +76,9 @@ suspended while the recorder computes metrics.
 
 from __future__ import annotations
 
+import json
 import time
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -121,6 +123,16 @@ _BOOSTING_ALIASES = ("boosting", "boosting_type", "boost")
 #: Boosting types whose model is a plain sum of trees that never change once added.
 _ADDITIVE_BOOSTING = frozenset({"gbdt", "gbrt", "goss"})
 _LINEAR_TREE_ALIASES = ("linear_tree", "linear_trees")
+
+
+def _is_linear(params: Mapping[str, Any]) -> bool:
+    """Linear-tree configs: a leaf's output depends on the row (raw prediction per round)."""
+    return any(bool(params.get(a)) for a in _LINEAR_TREE_ALIASES)
+
+
+#: the kept booster's size bound (:meth:`LightGBMTrainer.kept_model_bound`), loose on purpose
+KEPT_BYTES_PER_NODE = 32
+KEPT_BYTES_PER_TREE = 400
 
 
 def lgb_params(params: Mapping[str, Any], n_classes: int, ctx: TrainContext) -> dict[str, Any]:
@@ -262,6 +274,8 @@ class LightGBMTrainer:
         self.max_block_bytes = int(max_block_bytes)
         self.via_leaves = bool(via_leaves)
         self.booster: lgb.Booster | None = None
+        self._iterations: list[int] | None = None
+        self._linear = False
 
     def _booster(self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
                  ) -> tuple[lgb.Booster, np.ndarray]:
@@ -287,40 +301,98 @@ class LightGBMTrainer:
         """round -> (val logits, test logits) (float32, (N, K)) of the model after each of
         ``rounds``, for the replay of selected models (:mod:`tabbench.replay`): the same
         boosting as :meth:`train` up to the last wanted round, with no per-round prediction,
-        then one ``predict(num_iteration=i, raw_score=True)`` per wanted round, ``i`` being
-        the iterations the model had after that round (a round that adds no tree keeps the
-        previous ones). :meth:`train`'s incremental sums equal that prediction bit for bit
-        (module docstring; tested)."""
+        then the per-round sums of :meth:`train` itself (:class:`_Scores`, also what the
+        re-stop reads from a kept model), so the logits are the recorded ones bit for bit."""
         rounds = sorted({int(r) for r in rounds})
         if not rounds or rounds[0] < 1 or rounds[-1] > ctx.n_epochs:
             raise ValueError(f"rounds must lie in 1..{ctx.n_epochs}, got {rounds}")
-        K = data.n_classes
         bst, X_eval = self._booster(params, data, ctx)
         trees_per_round = bst.num_model_per_iteration()
-        n_val = len(data.y_val)
-        after = {}
-        for r in range(1, rounds[-1] + 1):
+        iterations = []
+        for _ in range(rounds[-1]):
             bst.update()
-            after[r] = bst.num_trees() // trees_per_round
-        out = {}
-        for r in rounds:
-            if after[r] == 0:  # no tree yet: every raw score is 0
-                raw = np.zeros((X_eval.shape[0], trees_per_round))
-            else:
-                raw = bst.predict(X_eval, num_iteration=after[r], raw_score=True,
-                                  num_threads=int(ctx.threads), verbosity=-1)
-            raw = np.asarray(raw, dtype=np.float64).reshape(X_eval.shape[0], trees_per_round)
-            logits = to_logits(raw[:, 0] if trees_per_round == 1 else raw, K)
-            out[r] = (logits[:n_val], logits[n_val:])
+            iterations.append(bst.num_trees() // trees_per_round)
+        want, out = set(rounds), {}
+        for first, val, test in self._rounds(bst, X_eval, iterations, len(data.y_val),
+                                             data.n_classes, int(ctx.threads),
+                                             _is_linear(params)):
+            for i in range(val.shape[0]):
+                if first + i in want:
+                    out[first + i] = (val[i], test[i])
         return out
+
+    def _rounds(self, bst: lgb.Booster, X_eval: np.ndarray, iterations: Sequence[int],
+                n_val: int, K: int, threads: int, linear: bool
+                ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(first round, val logits, test logits) chunks of rounds 1..len(iterations) of a
+        trained booster, ``iterations[r - 1]`` being its iterations after round r: the sums
+        :meth:`train` builds while boosting, computed afterwards (the rows of ``X_eval`` past
+        ``n_val`` are the test part; none for the re-stop)."""
+        scores = _Scores(bst, X_eval, threads, self.via_leaves and not linear)
+        n_eval = X_eval.shape[0]
+        chunk = chunk_length(self.chunk_rounds, n_eval * K * 4, self.max_chunk_bytes)
+        block = chunk_length(self.block_rounds, n_eval * scores.T * 12, self.max_block_bytes)
+        first, n = 1, len(iterations)
+        while first <= n:
+            rows = min(chunk, n - first + 1)
+            val = np.zeros((rows, n_val, K), dtype=np.float32)  # binary: z_0 stays 0
+            test = np.zeros((rows, n_eval - n_val, K), dtype=np.float32)
+            for b0 in range(0, rows, block):
+                b1 = min(b0 + block, rows)
+                scores.fill(list(iterations[first - 1 + b0:first - 1 + b1]), val[b0:b1],
+                            test[b0:b1])
+            yield first, val, test
+            first += rows
+
+    # -- what a train job keeps for re-stopping (tabbench.models.base.ModelKeepingTrainer) --
+
+    def kept_model(self) -> bytes:
+        """The booster of the last :meth:`train` as LightGBM's model text (exact doubles)
+        after a JSON line with the iterations after each round and whether its trees are
+        linear, zlib-compressed (about 21 bytes per tree node)."""
+        if self.booster is None or self._iterations is None:
+            raise RuntimeError("no booster: train() has not run")
+        head = json.dumps({"iterations": self._iterations, "linear": self._linear})
+        return zlib.compress((head + "\n" + self.booster.model_to_string()).encode(), 6)
+
+    def kept_model_bound(self, params: Mapping[str, Any], data: SplitData, n_epochs: int
+                         ) -> int:
+        """Trees of ``num_leaves`` leaves (LightGBM's default 31; fewer when ``max_depth``
+        or the training rows bound them), one per class and round, at
+        :data:`KEPT_BYTES_PER_NODE` and :data:`KEPT_BYTES_PER_TREE` (measured compressed:
+        20–27 bytes per node)."""
+        leaves = min(int(params.get("num_leaves", 31)), len(data.y_train))
+        depth = int(params.get("max_depth", -1))
+        if depth > 0:
+            leaves = min(leaves, 2 ** depth)
+        trees = int(n_epochs) * (data.n_classes if data.n_classes > 2 else 1)
+        return trees * ((2 * leaves - 1) * KEPT_BYTES_PER_NODE + KEPT_BYTES_PER_TREE)
+
+    def kept_val_logits(self, model: bytes, data: SplitData, ctx: TrainContext
+                        ) -> Iterator[tuple[int, np.ndarray]]:
+        """Every round's validation logits of a :meth:`kept_model`, by the sums of
+        :meth:`train` (:meth:`_rounds`): equal to those :meth:`train` yielded."""
+        head, _, text = zlib.decompress(model).decode().partition("\n")
+        meta = json.loads(head)
+        if len(meta["iterations"]) != ctx.n_epochs:
+            raise ValueError(f"the kept booster has {len(meta['iterations'])} rounds, the "
+                             f"records {ctx.n_epochs}")
+        bst = lgb.Booster(model_str=text)
+        X_val = eval_matrix(data.X_val, data.X_train)
+        for first, val, _ in self._rounds(bst, X_val, meta["iterations"], len(data.y_val),
+                                          data.n_classes, int(ctx.threads),
+                                          bool(meta["linear"])):
+            yield first, val
 
     def train(
         self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
     ) -> Iterator[EpochChunk]:
         K = data.n_classes
         t0 = time.perf_counter()
-        linear = any(bool(params.get(a)) for a in _LINEAR_TREE_ALIASES)
+        linear = _is_linear(params)
         bst, X_eval = self._booster(params, data, ctx)
+        # iterations after each round and the tree kind: what kept_model() needs besides trees
+        self._iterations, self._linear = [], linear
         scores = _Scores(bst, X_eval, int(ctx.threads), self.via_leaves and not linear)
         n_val, n_eval = len(data.y_val), X_eval.shape[0]
         chunk = chunk_length(self.chunk_rounds, n_eval * K * 4, self.max_chunk_bytes)
@@ -343,6 +415,7 @@ class LightGBMTrainer:
                     bst.update()
                     iterations.append(bst.num_trees() // scores.T)
                     spent.append(time.perf_counter() - t)
+                self._iterations.extend(iterations)
                 t = time.perf_counter()
                 scores.fill(iterations, val[b0:b1], test[b0:b1])
                 share = (time.perf_counter() - t) / (b1 - b0)

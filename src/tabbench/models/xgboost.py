@@ -30,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import json
 import time
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -80,6 +81,11 @@ class MarginPredictor:
     _CONFIG = json.dumps({"type": 1, "training": False, "iteration_begin": 0,
                           "iteration_end": 0, "strict_shape": False}).encode()
 
+    @staticmethod
+    def _config(begin: int, end: int) -> bytes:
+        return json.dumps({"type": 1, "training": False, "iteration_begin": int(begin),
+                           "iteration_end": int(end), "strict_shape": False}).encode()
+
     def __init__(self, booster: xgb.Booster, dmatrix: xgb.DMatrix, fast: bool = True) -> None:
         self.booster, self.dmatrix = booster, dmatrix
         self._lib = None
@@ -96,15 +102,18 @@ class MarginPredictor:
     def fast(self) -> bool:
         return self._lib is not None
 
-    def predict_into(self, out: np.ndarray) -> None:
-        """Write the current margins (N,) or (N, K) into the float32 C-contiguous ``out``."""
+    def predict_into(self, out: np.ndarray, rounds: tuple[int, int] = (0, 0)) -> None:
+        """Write the margins (N,) or (N, K) into the float32 C-contiguous ``out``: of all trees
+        (the default, through the prediction cache), or of the rounds ``[begin, end)``."""
         if self._lib is None:
-            out[...] = self.booster.predict(self.dmatrix, output_margin=True)
+            out[...] = self.booster.predict(self.dmatrix, output_margin=True,
+                                            iteration_range=rounds)
             return
+        config = self._CONFIG if rounds == (0, 0) else self._config(*rounds)
         preds = ctypes.POINTER(ctypes.c_float)()
         shape = ctypes.POINTER(self._ulong)()
         dims = self._ulong()
-        rc = self._fn(self.booster.handle, self.dmatrix.handle, self._CONFIG,
+        rc = self._fn(self.booster.handle, self.dmatrix.handle, config,
                       ctypes.byref(shape), ctypes.byref(dims), ctypes.byref(preds))
         if rc != 0:
             raise xgb.core.XGBoostError(self._lib.XGBGetLastError().decode())
@@ -135,15 +144,15 @@ class XGBoostTrainer:
         self.fast_predict = bool(fast_predict)
         self.booster: xgb.Booster | None = None
 
-    def _booster(self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
-                 ) -> tuple[xgb.Booster, xgb.DMatrix, xgb.DMatrix]:
-        """The untrained booster of a config with its training matrix and the val+test matrix:
-        shared by :meth:`train` and :meth:`logits_at`, so a replay boosts exactly as the
-        record did."""
+    def _booster(self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext,
+                 with_eval: bool = True) -> tuple[xgb.Booster, xgb.DMatrix, xgb.DMatrix | None]:
+        """The untrained booster of a config with its training matrix and (``with_eval``) the
+        val+test matrix: shared by :meth:`train` and :meth:`logits_at`, so a replay boosts
+        exactly as the record did."""
         _check_categories(data)
         dtrain = _dmatrix(data.X_train, data.y_train, ctx.threads)
-        deval = _eval_dmatrix(pd.concat([data.X_val, data.X_test], ignore_index=True),
-                              ctx.threads)
+        deval = (_eval_dmatrix(pd.concat([data.X_val, data.X_test], ignore_index=True),
+                               ctx.threads) if with_eval else None)
         bst = xgb.Booster(xgb_params(params, data.n_classes, ctx), [dtrain])
         self.booster = bst
         return bst, dtrain, deval
@@ -200,8 +209,8 @@ class XGBoostTrainer:
         ``rounds``, for the replay of selected models (:mod:`tabbench.replay`).
 
         The same boosting as :meth:`train` (same params, seed and training DMatrix), up to the
-        last wanted round only, with no per-round prediction; then one prediction per wanted
-        round with ``iteration_range=(0, r)``, which equals the incremental margins
+        last wanted round only, with no per-round prediction; then the per-round margins of
+        :class:`RoundMargins` (the re-stop's too), which equal the incremental margins
         :meth:`train` records (tested; the replay's self-check compares them again).
         """
         rounds = sorted({int(r) for r in rounds})
@@ -209,15 +218,113 @@ class XGBoostTrainer:
             raise ValueError(f"rounds must lie in 1..{ctx.n_epochs}, got {rounds}")
         K = data.n_classes
         n_val = len(data.y_val)
-        bst, dtrain, deval = self._booster(params, data, ctx)
+        bst, dtrain, _ = self._booster(params, data, ctx, with_eval=False)
         for i in range(rounds[-1]):
             bst.update(dtrain, iteration=i)
-        out = {}
-        for r in rounds:
-            margin = bst.predict(deval, output_margin=True, iteration_range=(0, r))
-            logits = to_logits(np.asarray(margin, dtype=np.float32), K)
-            out[r] = (logits[:n_val], logits[n_val:])
+        margins = RoundMargins(bst, pd.concat([data.X_val, data.X_test], ignore_index=True), K,
+                               ctx.threads, self.fast_predict)
+        want, out = set(rounds), {}
+        for r, margin in enumerate(margins, start=1):
+            if r in want:
+                logits = to_logits(margin.copy(), K)
+                out[r] = (logits[:n_val], logits[n_val:])
         return out
+
+    # -- what a train job keeps for re-stopping (tabbench.models.base.ModelKeepingTrainer) --
+
+    def kept_model(self) -> bytes:
+        """The booster of the last :meth:`train` as UBJSON (XGBoost's binary model format),
+        zlib-compressed (about 16 bytes per tree node)."""
+        if self.booster is None:
+            raise RuntimeError("no booster: train() has not run")
+        return zlib.compress(bytes(self.booster.save_raw("ubj")), 6)
+
+    def kept_model_bound(self, params: Mapping[str, Any], data: SplitData, n_epochs: int
+                         ) -> int:
+        """Full trees of ``max_depth`` (XGBoost's default 6), one per class and round, at most
+        2·n_train − 1 nodes each, at :data:`KEPT_BYTES_PER_NODE` and
+        :data:`KEPT_BYTES_PER_TREE` (measured compressed: 14–19 bytes per node)."""
+        depth = int(params.get("max_depth", 6) or 0)
+        nodes = 2 * len(data.y_train) - 1
+        if depth > 0:
+            nodes = min(nodes, 2 ** (depth + 1) - 1)
+        trees = int(n_epochs) * (data.n_classes if data.n_classes > 2 else 1)
+        return trees * (nodes * KEPT_BYTES_PER_NODE + KEPT_BYTES_PER_TREE)
+
+    def kept_val_logits(self, model: bytes, data: SplitData, ctx: TrainContext
+                        ) -> Iterator[tuple[int, np.ndarray]]:
+        """Every round's validation logits of a :meth:`kept_model`, by
+        :class:`RoundMargins`: equal to those :meth:`train` yielded."""
+        bst = xgb.Booster(model_file=bytearray(zlib.decompress(model)))
+        bst.set_param({"nthread": int(ctx.threads)})
+        if bst.num_boosted_rounds() != ctx.n_epochs:
+            raise ValueError(f"the kept booster has {bst.num_boosted_rounds()} rounds, the "
+                             f"records {ctx.n_epochs}")
+        K, n_val = data.n_classes, len(data.y_val)
+        chunk = chunk_length(self.chunk_rounds, n_val * K * 4, self.max_chunk_bytes)
+        first, buf = 1, None
+        for r, margin in enumerate(RoundMargins(bst, data.X_val, K, ctx.threads,
+                                                self.fast_predict), start=1):
+            if buf is None:
+                buf = np.zeros((min(chunk, ctx.n_epochs - r + 1), n_val, K), np.float32)
+            j = r - first
+            if K == 2:
+                buf[j, :, 1] = margin
+            else:
+                buf[j] = margin
+            if j + 1 == buf.shape[0]:
+                yield first, buf
+                first, buf = r + 1, None
+
+
+#: the kept booster's size bound (:meth:`XGBoostTrainer.kept_model_bound`), loose on purpose
+KEPT_BYTES_PER_NODE = 24
+KEPT_BYTES_PER_TREE = 400
+
+
+class RoundMargins:
+    """The margins of a trained booster after each round 1..n, one round's trees per step:
+    what the replay (:meth:`XGBoostTrainer.logits_at`) and the re-stop
+    (:meth:`XGBoostTrainer.kept_val_logits`) read per-round logits from.
+
+    They are the margins training recorded, bit for bit: XGBoost's predictor starts a row at
+    the base margin and adds each tree's float32 leaf value in tree order, from scratch
+    (``predict(iteration_range=(0, r))``) or through the prediction cache alike. Round 1 is
+    predicted as such; round r > 1 adds round r's trees alone, predicted on a copy of the rows
+    whose base margin is 0 (so that prediction is exactly their leaf values): the same float32
+    additions in the same order (tested against the recorded logits). One small prediction per
+    round: O(rounds) work, where predicting every prefix would be O(rounds²). Needs one tree
+    per class and round (a ``num_parallel_tree`` forest's trees of one round would be summed
+    before being added, or a dart booster's rescaled): anything else is refused.
+    """
+
+    def __init__(self, booster: xgb.Booster, X: pd.DataFrame, n_classes: int, threads: int,
+                 fast: bool = True) -> None:
+        gbm = json.loads(booster.save_config())["learner"]["gradient_booster"]
+        parallel = int(gbm.get("gbtree_model_param", {}).get("num_parallel_tree", 1))
+        if gbm.get("name") != "gbtree" or parallel != 1:
+            raise ValueError(f"per-round margins need a gbtree booster with one tree per class "
+                             f"and round, got {gbm.get('name')} with num_parallel_tree "
+                             f"{parallel}")
+        self.booster = booster
+        self.shape = (len(X), n_classes) if n_classes > 2 else (len(X),)
+        full, zero = _eval_dmatrix(X, threads), _eval_dmatrix(X, threads)
+        zero.set_base_margin(np.zeros(self.shape, np.float32))
+        self._full = MarginPredictor(booster, full, fast)
+        self._zero = MarginPredictor(booster, zero, fast)
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        """The margins after rounds 1, 2, ...: one buffer updated in place (copy what you
+        keep)."""
+        margin = np.empty(self.shape, np.float32)
+        step = np.empty(self.shape, np.float32)
+        for r in range(1, self.booster.num_boosted_rounds() + 1):
+            if r == 1:
+                self._full.predict_into(margin, (0, 1))
+            else:
+                self._zero.predict_into(step, (r - 1, r))
+                np.add(margin, step, out=margin)
+            yield margin
 
 
 def _check_categories(data: SplitData) -> None:
