@@ -21,6 +21,7 @@ COMMAND_MODULES: list[str] = [
     "tabbench.cli.train",
     "tabbench.cli.diagnostics",
     "tabbench.cli.status",
+    "tabbench.cli.restop",
 ]
 
 
