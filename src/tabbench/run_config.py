@@ -49,7 +49,9 @@ from tabbench.presets import PRESETS, coerce_cli_strings, resolve_config
 #: train job records (threads, GPU claiming and sharing, and the memory budget of a stacked
 #: group, which changes only how configs are grouped, do not; ``figures_large_rows`` only
 #: redraws the summary and figures, and so does ``rope_percent``; ``replay_rtol`` is the
-#: replay self-check's tolerance; ``results_dir`` is how the folder is found)
+#: replay self-check's tolerance; ``keep_for_restop``/``restop_max_mb`` are what a job keeps
+#: beside its records for ``tabbench restop`` and ``retry_failed`` whether a resume retrains
+#: recorded failures; ``results_dir`` is how the folder is found)
 INVOCATION_KEYS = frozenset({
     "results_dir",
     "train_threads",
@@ -64,6 +66,9 @@ INVOCATION_KEYS = frozenset({
     "figures_methods",
     "comparisons",
     "replay_rtol",
+    "keep_for_restop",
+    "restop_max_mb",
+    "retry_failed",
 })
 
 

@@ -3,7 +3,7 @@
 # plus the failures sidecar. A killed job resumes from <output>.part/ (finished configs kept).
 # Paths: tabbench.layout (RESULTS_LAYOUT). Needs from data.smk: processed_path(ds),
 # splits_path(ds), kept_datasets(), check_dataset(ds). A figures/report invocation never trains
-# (train_input).
+# (its one job takes the runs files as they are: report.smk).
 
 
 include: "train_helpers.smk"
@@ -35,9 +35,10 @@ rule train:
         # trigger (params); the others are not (NotARerunTrigger)
         record_flags=train_plain_flags,
         network_flags=train_network_flags,
+        restop_flags=train_restop_flags,
     shell:
         "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"
         " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"
         " --out {output.runs:q} --n-configs {params.n_configs} --epochs {params.epochs}"
         " --seed {params.seed} --threads {threads} --device {params.device}{params.gpu_flags}"
-        "{params.record_flags}{params.network_flags} > {log:q} 2>&1"
+        "{params.record_flags}{params.network_flags}{params.restop_flags} > {log:q} 2>&1"

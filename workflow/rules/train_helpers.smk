@@ -1,6 +1,7 @@
 # Helpers of workflow/rules/train.smk (kept apart from the rules, as Snakemake's linter asks).
 import shlex
 
+from tabbench.kept import DEFAULT_MAX_MB
 from tabbench.models.registry import get_model, is_network, model_names
 from tabbench.models.stacked.plan import (
     DEFAULT_MEMORY_GB,
@@ -15,19 +16,8 @@ from tabbench.presets import n_configs_for
 MODEL_PATTERN = "|".join(sorted(model_names()))
 
 
-# The input of a train job under a figures/report target: a file that no rule makes and that
-# does not exist, so that Snakemake finds no way to run that job (see train_input).
-NO_TRAINING = f"{RESULTS}/.figures and report train nothing"
-
-
 def train_input(wildcards):
-    """The processed data and splits of the job's dataset. Under a figures/report target
-    (reads_cache_only) there is no train job at all: its input is NO_TRAINING, so Snakemake
-    drops the job and uses an existing runs file as it is (with no producer), and a changed
-    param, a changed rule or a file flagged incomplete by an interrupted run cannot plan a
-    training. (Raising instead would drop the select job above it too.)"""
-    if reads_cache_only():
-        return {"processed": NO_TRAINING}
+    """The processed data and splits of the job's dataset (one the configuration knows)."""
     check_dataset(wildcards.dataset)
     return {
         "processed": processed_path(wildcards.dataset),
@@ -92,6 +82,18 @@ def train_network_flags(wildcards):
         return NotARerunTrigger("")
     memory = CFG.get("network_memory_gb", DEFAULT_MEMORY_GB)
     return NotARerunTrigger(f" --network-memory-gb {memory}")
+
+
+def train_restop_flags(wildcards):
+    """What a job keeps for re-stopping (keep_for_restop, restop_max_mb: tabbench.kept) and
+    whether a resume retries recorded failures (retry_failed): not rerun triggers, since none
+    changes a record, so changing them never retrains a finished job."""
+    keep = str(bool(CFG.get("keep_for_restop", True))).lower()
+    retry = str(bool(CFG.get("retry_failed", False))).lower()
+    return NotARerunTrigger(
+        f" --keep-for-restop {keep} --restop-max-mb {CFG.get('restop_max_mb', DEFAULT_MAX_MB)}"
+        f" --retry-failed {retry}"
+    )
 
 
 def train_option_flags(wildcards):

@@ -67,7 +67,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    metavar="GB", help="config network_memory_gb: device memory a stacked "
                    "group may use (groups are cut to fit)")
     add_trainer_option_arguments(p)
+    add_restop_arguments(p)
     p.set_defaults(func=run)
+
+
+def add_restop_arguments(p: argparse.ArgumentParser) -> None:
+    """What the job keeps for re-stopping and whether it retries recorded failures: settings
+    that never change a record (so the train rule passes them outside its rerun triggers)."""
+    from tabbench.kept import DEFAULT_MAX_MB
+
+    p.add_argument("--keep-for-restop", type=boolean, default=False, metavar="true|false",
+                   help="config keep_for_restop: keep what adding a stopping metric later "
+                        "needs (each booster, else every epoch's validation logits; "
+                        "`tabbench restop`, docs/design.md §16)")
+    p.add_argument("--restop-max-mb", type=_positive_float, default=DEFAULT_MAX_MB,
+                   metavar="MB", help="config restop_max_mb: the most a job keeps (float32 "
+                   "logits, else float16, else nothing)")
+    p.add_argument("--retry-failed", type=boolean, default=False, metavar="true|false",
+                   help="config retry_failed: on resume, train a config whose failure is in "
+                        "the part folder again instead of keeping it as failed")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
 
 
 def _members(text: str) -> int | None:
@@ -167,7 +195,9 @@ def run(args: argparse.Namespace) -> int:
                 allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
                 gpu_claim_timeout=args.gpu_claim_timeout,
                 gpu_jobs_per_device=args.gpu_jobs_per_device, trainer_options=options,
-                members=args.members, memory_gb=args.network_memory_gb, progress=sys.stderr,
+                members=args.members, memory_gb=args.network_memory_gb,
+                keep_for_restop=args.keep_for_restop, restop_max_mb=args.restop_max_mb,
+                retry_failed=args.retry_failed, progress=sys.stderr,
             )
     except GpuUnavailableError as err:  # a clear one-line error, no traceback
         print(f"tabbench train: error: {err}", file=sys.stderr)
