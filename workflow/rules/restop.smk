@@ -1,0 +1,27 @@
+# Re-stopping (docs/design.md §16): `snakemake restop` adds the val_<id> columns of every
+# registered stopping metric that a runs file lacks (a metric registered after the study was
+# trained), from what each train job kept (tabbench.kept), then reselects and redraws: one
+# local job running `tabbench restop` and then the regenerate job's own command (report.smk)
+# on the folder. It has no input, so nothing upstream is planned: never a train job. What it
+# added and what it could not (and why): its log and results/restop.json.
+
+
+rule restop:
+    log:
+        RESULTS_LAYOUT.log("restop"),
+    localrule: True
+    conda:
+        "../../environment.yml"
+    threads: 4
+    params:
+        results=RESULTS,
+        data=DATA,
+        folders=regenerate_folders(DESCRIPTION),
+        large_rows=FIGURES_LARGE_ROWS,
+        rope=ROPE_PERCENT,
+        view=VIEW_FLAGS,
+    shell:
+        "tabbench restop --results {params.results:q} --data {params.data:q}"
+        " --jobs {threads} > {log:q} 2>&1"
+        " && tabbench figures {params.folders} --large-rows {params.large_rows}"
+        " --rope {params.rope}{params.view} --jobs {threads} >> {log:q} 2>&1"
