@@ -16,6 +16,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/select.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/diagnostics.smk"
+include: "workflow/rules/restop.smk"
 
 
 # Short bookkeeping rules run where Snakemake runs (on a cluster: not through the SLURM queue).
@@ -23,13 +24,10 @@ localrules:
     all,
     data,
     collect_datasets,
-    aggregate,
-    plot,
+    regenerate,
     figures,
     report,
     replay,
-    diagnose,
-    plot_diagnostics,
     diagnostics,
 
 

@@ -179,11 +179,11 @@ def test_runs_files_and_part_files_are_named_and_parsed_in_one_place(tmp_path):
      "`snakemake results/runs/mlp/kc1/split3.parquet --forcerun train`"),
     ("results/selected/mlp/kc1.parquet", "`snakemake results/selected/mlp/kc1.parquet"
                                          " --forcerun select`"),
-    ("results/summary/relative.parquet", "`snakemake figures --forcerun aggregate`"),
+    ("results/summary/relative.parquet", "`snakemake figures --forcerun regenerate`"),
     ("study/b/selected/mlp/kc1.parquet", "`snakemake study/b/selected/mlp/kc1.parquet"
                                          " --forcerun select --config results_dir=study/b`"),
     ("/abs/r/summary/summary.parquet",
-     "`snakemake figures --forcerun aggregate --config results_dir=/abs/r`"),
+     "`snakemake figures --forcerun regenerate --config results_dir=/abs/r`"),
     ("results/runs/mlp/kc1/notes.parquet", "the step that wrote it"),
     ("elsewhere.parquet", "the step that wrote it"),
 ])

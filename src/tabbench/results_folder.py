@@ -31,8 +31,16 @@ from tabbench.aggregate import (
     render_texts,
     write_summary,
 )
-from tabbench.layout import SUMMARY, CachedResult, ResultsLayout, complete_results
+from tabbench.layout import (
+    SUMMARY,
+    CachedResult,
+    ResultsLayout,
+    complete_results,
+    folder_n_splits,
+    replay_sidecar,
+)
 from tabbench.select import SELECTED_COLUMNS, select_files
+from tabbench.study_description import write_description
 
 #: what a results folder holds for one complete (model, dataset); the old name
 Pair = CachedResult
@@ -42,6 +50,24 @@ def discover(results: str | Path, n_splits: int | None = None) -> list[CachedRes
     """Every complete (model, dataset) under ``results``
     (:func:`tabbench.layout.complete_results`)."""
     return complete_results(results, n_splits)
+
+
+def regenerate_inputs(results: str | Path) -> list[Path]:
+    """Every file :func:`regenerate` reads from ``results``: per complete (model, dataset)
+    (:func:`discover`) its selected file and runs files, and the replay files (with their
+    sidecars) present for those runs. The workflow's regenerate job declares them as its
+    inputs, so that Snakemake redraws when one of them changed or the set changed, and only
+    then. (``run_config.yaml`` is not among them: the settings the figures depend on reach the
+    job as its params.)"""
+    layout = ResultsLayout(results)
+    out: list[Path] = []
+    for r in discover(results):
+        out += ([] if r.selected is None else [r.selected]) + r.runs
+        for split in range(len(r.runs)):
+            npz = Path(layout.replay(r.model, r.dataset, split))
+            if npz.is_file() and replay_sidecar(npz).is_file():
+                out += [npz, replay_sidecar(npz)]
+    return out
 
 
 def _select(paths: list[Path]) -> pd.DataFrame:
@@ -71,10 +97,13 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
 
 def regenerate(results: str | Path, out: str | Path, large_rows: int | None = None,
                jobs: int | None = None, reselect: bool = False,
-               rope: float | None = None, view: Mapping[str, Any] | None = None
-               ) -> dict[str, float]:
-    """Selection (where needed), summary tables (``out/summary/``) and every figure (``out/``)
-    from ``results``, the diagnostics included (:func:`regenerate_diagnostics`); returns the
+               rope: float | None = None, view: Mapping[str, Any] | None = None, *,
+               figures_dir: str | Path | None = None) -> dict[str, float]:
+    """Selection (where needed), summary tables (``out/summary/``), the HTML report's opening
+    page (``out/summary/study.rst``: :mod:`tabbench.study_description`) and every figure
+    (``figures_dir``, default ``out/``; the workflow's regenerate job redraws a results folder
+    in place: ``out`` = ``results``, ``figures_dir`` = ``results/figures``) from ``results``,
+    the diagnostics included (:func:`regenerate_diagnostics`); returns the
     seconds spent per stage, the pair and replay counts and the "large" threshold used:
     ``large_rows``, else the folder's own (run_config.yaml, or its last summary's meta.json),
     else the paper's 10,000; ``rope`` (the Bayesian tests' ROPE in %) likewise, else
@@ -100,10 +129,12 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     if _keep_published_provenance(results, frames["meta"]):
         render_texts(frames)  # with the study's failure counts
     write_summary(frames, Path(out) / SUMMARY)
+    figures_dir = Path(out) if figures_dir is None else Path(figures_dir)
+    write_description(results, out, selected, frames, figures_dir)
     t2 = time.perf_counter()
-    make_figures(frames, out)
+    make_figures(frames, figures_dir)
     t3 = time.perf_counter()
-    diag = regenerate_diagnostics(results, out, jobs)
+    diag = regenerate_diagnostics(results, out, jobs, figures_dir)
     t4 = time.perf_counter()
     return {"select_s": t1 - t0, "aggregate_s": t2 - t1, "figures_s": t3 - t2,
             "diagnostics_s": t4 - t3, "total_s": t4 - t0, **counts, **diag,
@@ -134,9 +165,10 @@ def _keep_published_provenance(results: str | Path, meta: dict) -> bool:
     return True
 
 
-def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | None = None
-                           ) -> dict[str, int]:
-    """Diagnostic tables (``out/summary/diagnostics``) and figures (``out/``) from the runs and
+def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | None = None,
+                           figures_dir: str | Path | None = None) -> dict[str, int]:
+    """Diagnostic tables (``out/summary/diagnostics``) and figures (``figures_dir``, default
+    ``out/``) from the runs of the complete results (:func:`discover`) and the
     replay files of ``results`` (docs/diagnostics.md); replays are never run here: missing or
     stale ones are counted and left out. Returns the replay counts.
 
@@ -151,8 +183,9 @@ def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | Non
         tables = read_diagnostics(theirs)
         if Path(mine).resolve() != Path(theirs).resolve():
             write_diagnostics(tables, mine)
-    else:
-        tables = diagnose(results, mine, jobs=jobs)
-    make_diagnostic_figures(tables, out)
+    else:  # the runs of the complete results, as for the paper's figures
+        pairs = [f"{r.model}/{r.dataset}" for r in discover(results) if r.runs]
+        tables = diagnose(results, mine, pairs, folder_n_splits(results), jobs=jobs)
+    make_diagnostic_figures(tables, out if figures_dir is None else figures_dir)
     counts = {f"replay_{k}": v for k, v in tables["meta"]["replay"].items()}
     return {**counts, "diagnostics_from": "published" if is_published(results) else "runs"}

@@ -53,7 +53,7 @@ def test_figures_draw_the_diagnostics_and_never_plan_a_replay(diag_workspace: Pa
     ws = diag_workspace
     planned = _planned_jobs(ws, "figures")
     assert "replay_split" not in planned
-    assert planned["diagnose"] == 1 and planned["plot_diagnostics"] == 1
+    assert planned == {"regenerate": 1, "figures": 1}  # the diagnostics are drawn there
     # the replay targets do plan one replay per split
     n = len(MODELS) * len(DATASETS) * N_SPLITS
     assert _planned_jobs(ws, "replay")["replay_split"] == n
@@ -78,7 +78,7 @@ def test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed(diag_worksp
     for split in range(N_SPLITS):
         write_fake_replay(results, model, dataset, split)
     planned = _planned_jobs(ws, "figures")
-    assert "replay_split" not in planned and planned["diagnose"] == 1
+    assert "replay_split" not in planned and planned["regenerate"] == 1
     _snakemake(ws, "figures")
     assert _meta(ws)["replay"]["used"] == N_SPLITS
 

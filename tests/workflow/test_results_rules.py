@@ -12,12 +12,14 @@ if run); once they exist, the real rules are exercised instead.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
@@ -149,9 +151,9 @@ def _mtimes(folder: Path) -> dict[Path, float]:
     return {p: p.stat().st_mtime_ns for p in folder.rglob("*.parquet")}
 
 
-def test_figures_from_cache_run_only_aggregate_and_plot(workspace: Path):
+def test_figures_from_cache_run_only_the_regenerate_job(workspace: Path):
     ws = workspace
-    assert _planned_jobs(ws, "figures") == {"aggregate": 1, "plot": 1, "figures": 1}
+    assert _planned_jobs(ws, "figures") == {"regenerate": 1, "figures": 1}
     before = _mtimes(ws / "results" / "runs") | _mtimes(ws / "results" / "selected")
     _snakemake(ws, "figures")
     assert not (ws / "data").exists()
@@ -171,8 +173,30 @@ def test_runs_without_selection_are_selected_not_trained(workspace: Path):
     # an incomplete set of splits (a killed training) is left out rather than trained
     write_synthetic_results(ws / "results", [SyntheticDataset("partial_e", 2_000, 2)], ["mlp"],
                             1, n_configs=2, epochs={"mlp": (8, 8)})
-    assert _planned_jobs(ws, "figures") == {"select": 1, "aggregate": 1, "plot": 1,
-                                            "figures": 1}
+    # the regenerate job selects the complete runs without a selected file (in memory)
+    assert _planned_jobs(ws, "figures") == {"regenerate": 1, "figures": 1}
+    _snakemake(ws, "figures")
+    summary = pd.read_parquet(ws / "results" / "summary" / "dataset_means.parquet")
+    assert "extra_d" in set(summary["dataset"]) and "partial_e" not in set(summary["dataset"])
+    assert not (ws / "results" / "selected" / "mlp" / "extra_d.parquet").exists()
+
+
+def test_what_the_figures_compare_is_a_redraw_setting_checked_before_any_job(workspace: Path):
+    ws = workspace
+    _snakemake(ws, "figures")
+    # another baseline redraws (the regenerate job's params changed), nothing upstream
+    assert _planned_jobs(ws, "figures", "--config", "figures_baseline=TS-Ref.+TS") == {
+        "regenerate": 1, "figures": 1}
+    _snakemake(ws, "figures", "--config", "figures_baseline=TS-Ref.+TS")
+    meta = json.loads((ws / "results" / "summary" / "meta.json").read_text())
+    assert meta["baseline"] == "TS-Ref.+TS"
+    # an unknown method is one line before any job, naming the key
+    typo = _snakemake(ws, "-n", "figures", "--config", "figures_methods=[Logloss+TS,Nope+TS]",
+                      check=False)
+    text = typo.stdout + typo.stderr
+    assert typo.returncode != 0 and "Job stats" not in text
+    assert "tabbench: invalid configuration: config key 'figures_methods': unknown method" in text
+    assert "Traceback" not in text
 
 
 @pytest.mark.slow
@@ -186,3 +210,5 @@ def test_report_is_one_html_with_every_figure_and_caption(workspace: Path):
         caption = (REPO / "workflow" / "report" / f"{stem}.rst").read_text()
         first_words = re.sub(r"[*_`]", "", caption.split("\n", 1)[0])[:40]
         assert first_words.split(":")[0] in html, (stem, first_words)
+    # it opens on what the study is (summary/study.rst, the workflow's global description)
+    assert "The study in this results folder" in html and "Headline claims" in html

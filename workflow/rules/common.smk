@@ -51,9 +51,9 @@ RESULTS = CFG["results_dir"]
 DATA_LAYOUT = DataLayout(DATA)
 RESULTS_LAYOUT = ResultsLayout(RESULTS)
 
-# Rules whose targets only read cached results: `snakemake figures` / `report` (and the summary,
-# figure and report files themselves) never plan a data or training job (report_helpers.smk).
-CACHE_ONLY_RULES = {"figures", "report", "plot", "aggregate"}
+# The targets drawn from what the results folder holds, by the one regenerate job (report.smk):
+# they plan no data, training or selection job, whatever state the folder is in.
+CACHE_TARGETS = {"figures", "report", "regenerate"}
 
 
 def requested_targets():
@@ -65,19 +65,22 @@ def requested_targets():
     return [str(t) for t in (getattr(settings, "targets", None) or [])]
 
 
-def reads_cache_only():
-    """True when every target of this invocation is a figures/summary/report target; False for
-    the default target `all` (the study) or any other."""
+def draws_from_cache():
+    """True when every target of this invocation is drawn by the regenerate job from the
+    folder's cache: a rule of CACHE_TARGETS, a file under summary/ or figures/, or the report;
+    False for the default target `all` (the study) or any other."""
     targets = requested_targets()
     if not targets:
         return False
-    folders = [RESULTS_LAYOUT.summary_dir, RESULTS_LAYOUT.figures_dir]
-    report_path = os.path.normpath(RESULTS_LAYOUT.report)
+    summary, figures = (
+        os.path.normpath(f)
+        for f in (RESULTS_LAYOUT.summary_dir, RESULTS_LAYOUT.figures_dir)
+    )
     for t in targets:
-        path = os.path.normpath(str(t))
-        if t in CACHE_ONLY_RULES or path == report_path:
+        path = os.path.normpath(t)
+        if t in CACHE_TARGETS or path == os.path.normpath(RESULTS_LAYOUT.report):
             continue
-        if not any(os.path.dirname(path) == os.path.normpath(f) for f in folders):
+        if not (path.startswith(summary + os.sep) or os.path.dirname(path) == figures):
             return False
     return True
 
@@ -85,7 +88,7 @@ def reads_cache_only():
 def remember_run_config():
     """Start hook: a run that starts jobs on a folder without run_config.yaml writes it (not one
     that only draws figures from a folder written before run_config.yaml existed)."""
-    if SETTLED.stored is None and not reads_cache_only():
+    if SETTLED.stored is None and not draws_from_cache():
         if remember(RESULTS, CFG):
             print(
                 f"tabbench: wrote {RESULTS_LAYOUT.run_config} (this folder's settings)",
@@ -148,15 +151,3 @@ def interrupted_hint(log, success):
 END_FUNCTIONS.append(interrupted_hint)
 # first of the start hooks: the folder's settings are on disk before any job
 START_FUNCTIONS.append(remember_run_config)
-
-
-# Functions (wildcards) -> list of figure files that the `figures` target (and so the HTML
-# report) includes besides the paper's figures; e.g. diagnostics.smk adds its figures here.
-FIGURE_FUNCTIONS = []
-
-
-def extra_figures(wildcards):
-    out = []
-    for fn in FIGURE_FUNCTIONS:
-        out.extend(fn(wildcards))
-    return out

@@ -1,73 +1,64 @@
-# Aggregation, figures and the HTML report (docs/design.md §7-8). Thin rules over `tabbench aggregate`
-# and `tabbench figures`.
+# Summary, figures, diagnostics and the HTML report (docs/design.md §7-8, §14): one job, the
+# library's `tabbench figures --results` (tabbench.results_folder.regenerate), over what the
+# results folder holds, and `snakemake --report` on it.
 #
-# Inputs are parquet under results/ only. Which selected files the summary is built from
-# (summary_inputs in report_helpers.smk):
-#   * the study - the default target `all` (or any target other than the ones below): every
-#     model × kept dataset (data.smk's checkpoint), so a fresh `snakemake` orders the figures
-#     after all training;
-#   * cached results only - when every target is `figures`, `report`, `plot`, `aggregate` or a
-#     file under summary/ or figures/ or report.html: the complete results the folder already
-#     holds (tabbench.layout.complete_results). No data or training job can be planned then
-#     (train_input gives train jobs an input no rule makes, so Snakemake takes the runs files as
-#     they are), even after a changed config, a changed rule, or an interrupted run whose
-#     outputs Snakemake flagged incomplete.
+#   regenerate  selection where a runs file is newer than its selected file (in memory), the
+#               summary tables and the claims -> results/summary/, every figure (the paper's and
+#               the diagnostics' from the replay files present) -> results/figures/, and the
+#               report's opening page -> results/summary/study.rst
+#   figures     target: what regenerate writes
+#   report      target: results/report.html, self-contained (figures, captions, claims)
+#
+# What regenerate waits for (regenerate_input in report_helpers.smk): under `figures`/`report`
+# only the files the folder holds, so they plan this one job and nothing upstream (no data,
+# training or selection job, whatever preceded); under the study (`all`) every selected file of
+# the study, so a fresh `snakemake` draws after the last training.
 
 
 include: "report_helpers.smk"
 
 
-rule aggregate:
+# The report opens on the study this folder holds (tabbench.study_description), a page the
+# regenerate job writes; a folder drawn before that page existed reports without it.
+if os.path.exists(DESCRIPTION):
+
+    report: os.path.abspath(DESCRIPTION)
+
+
+rule regenerate:
     input:
-        selected=summary_inputs,
+        regenerate_input,
     output:
-        summary_outputs(),
+        regenerate_outputs(),
+        description=DESCRIPTION,
     log:
-        RESULTS_LAYOUT.log("aggregate"),
+        RESULTS_LAYOUT.log("regenerate"),
     conda:
         "../../environment.yml"
+    threads: 4
     params:
-        out=lambda wildcards, output: os.path.dirname(output[0]),
-        runs_dir=RESULTS_LAYOUT.runs_dir,
+        folders=lambda wildcards, output: regenerate_folders(output.description),
         large_rows=FIGURES_LARGE_ROWS,
         rope=ROPE_PERCENT,
-    shell:
-        "tabbench aggregate --selected {input.selected:q} --out {params.out:q}"
-        " --runs-dir {params.runs_dir:q} --large-rows {params.large_rows}"
-        " --rope {params.rope} > {log:q} 2>&1"
-
-
-rule plot:
-    input:
-        SUMMARY_OUTPUTS,
-    output:
-        figure_outputs(),
-    log:
-        RESULTS_LAYOUT.log("plot"),
-    conda:
-        "../../environment.yml"
-    params:
-        summary=lambda wildcards, input: os.path.dirname(input[0]),
-        out=lambda wildcards, output: os.path.dirname(output[0]),
+        view=VIEW_FLAGS,
         # for the captions ({{ snakemake.params.stopping_metrics }}): the registered ones
         stopping_metrics=STOPPING_LEGEND,
     shell:
-        "tabbench figures --summary {params.summary:q} --out {params.out:q} > {log:q} 2>&1"
+        "tabbench figures {params.folders} --large-rows {params.large_rows}"
+        " --rope {params.rope}{params.view} --jobs {threads} > {log:q} 2>&1"
 
 
 rule figures:
     input:
-        rules.plot.output,
-        extra_figures,
+        REGENERATE_FILES,
 
 
 rule report:
     # `snakemake --report` is a separate Snakemake invocation on the same workflow (target
-    # `figures`, whose outputs carry the report() flags and captions); it only reads metadata,
-    # hence --nolock. This run's --config values are handed over as a config file.
+    # `figures`, whose producer's outputs carry the report() flags and captions); it only reads
+    # metadata, hence --nolock. This run's --config values are handed over as a config file.
     input:
-        rules.plot.output,
-        extra_figures,
+        REGENERATE_FILES,
     output:
         RESULTS_LAYOUT.report,
     log:

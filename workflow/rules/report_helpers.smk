@@ -1,8 +1,9 @@
 # Helpers of workflow/rules/report.smk (kept apart from the rules, as Snakemake's linter asks).
-# Paths: tabbench.layout (RESULTS_LAYOUT); which cached results are complete:
-# tabbench.layout.complete_results (the one rule, shared with `tabbench figures --results`).
-import functools
+# Paths: tabbench.layout (RESULTS_LAYOUT); what the regenerate job reads:
+# tabbench.results_folder.regenerate_inputs (the complete results, tabbench.layout's one rule).
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -13,116 +14,179 @@ from snakemake.exceptions import WorkflowError
 
 from tabbench.aggregate import LARGE_ROWS, SUMMARY_FILES
 from tabbench.comparisons import ROPE_PERCENT as DEFAULT_ROPE_PERCENT
-from tabbench.layout import complete_results, folder_n_splits
+from tabbench.layout import ResultsLayout
+from tabbench.diagnostics.paths import (
+    DIAGNOSTIC_FIGURE_STEMS,
+    DIAGNOSTIC_OTHER_FILES,
+    DIAGNOSTIC_TABLE_FILES,
+)
 from tabbench.plots import FIGURE_STEMS, stopping_metric_legend
+from tabbench.results_folder import regenerate_inputs
+from tabbench.run_config import VIEW_KEYS
+from tabbench.summary_view import ViewError, view_from_config
+from tabbench.study_description import (
+    CLAIMS_CATEGORY,
+    DESCRIPTION_FILE,
+    DIAGNOSTICS_CATEGORY,
+    FIGURES_CATEGORY,
+)
 
-SUMMARY_OUTPUTS = [RESULTS_LAYOUT.summary(name) for name in SUMMARY_FILES.values()]
 # datasets with at least this many rows are "large" (paper Fig. 5: 10K); the folder's own
 # setting (run_config.yaml, or the last summary's for an older folder: tabbench.run_config)
 FIGURES_LARGE_ROWS = int(CFG.get("figures_large_rows") or LARGE_ROWS)
 # the Bayesian tests' region of practical equivalence (%), a redraw setting like the above
 ROPE_PERCENT = float(CFG.get("rope_percent") or DEFAULT_ROPE_PERCENT)
-# the registered stopping metrics, for the figure captions (a param of the plot rule)
+# the registered stopping metrics, for the figure captions (a param of the regenerate rule)
 STOPPING_LEGEND = stopping_metric_legend()
 
 
-@functools.cache
-def cache_n_splits():
-    """Splits a cached (model, dataset) must have to be complete: the folder's n_splits
-    (run_config.yaml), else the most any pair of the folder has, else the configured number.
-    Read once per invocation (every select job asks).
-    """
-    return folder_n_splits(RESULTS) or CFG["n_splits"]
+def _view_flags():
+    """What the summary compares (tabbench.summary_view: figures_baseline, figures_methods,
+    comparisons), as the folder stores it or this invocation gives it, as the flags of
+    `tabbench figures`; empty where the paper's."""
+    flags = ""
+    for key in VIEW_KEYS:
+        value = CFG.get(key)
+        if value is None or value == []:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if key == "figures_methods":
+            flags += f" {flag} " + " ".join(shlex.quote(str(m)) for m in value)
+        elif key == "comparisons":
+            flags += f" {flag} {shlex.quote(json.dumps(value))}"
+        else:
+            flags += f" {flag} {shlex.quote(str(value))}"
+    return flags
 
 
-@functools.cache
-def cached_results():
-    """The complete (model, dataset) results of the folder (tabbench.layout.complete_results),
-    listed once per invocation: the summary and the diagnostics both ask, several times. Under
-    a figures target no training is planned, so the list cannot grow during the run."""
-    return complete_results(RESULTS, cache_n_splits())
+# A method name the registry does not know (figures_methods, figures_baseline, comparisons)
+# stops the run at once, in one line listing the known ones, before any job: not after the
+# study, in the regenerate job's log.
+try:
+    view_from_config(CFG)
+except ViewError as e:
+    sys.exit(f"tabbench: invalid configuration: {e}")
+# the redraw settings of what the summary compares (a param of the regenerate rule)
+VIEW_FLAGS = _view_flags()
+# the report's opening page (Snakemake's global `report:` description), drawn from the folder
+DESCRIPTION = RESULTS_LAYOUT.summary(DESCRIPTION_FILE)
 
-
-def cached_selected():
-    """Selected files of every complete (model, dataset) of the results folder."""
-    return [selected_path(r.model, r.dataset) for r in cached_results()]
-
-
-_SAID = set()
-
-
-def summary_inputs(wildcards):
-    """What the summary is built from. Under a figures/report target (reads_cache_only): the
-    complete results the folder holds, and nothing upstream of results/ is planned (train_input
-    sees to it). Otherwise (the study, `all`): every model × kept dataset, so a fresh
-    `snakemake` orders the figures after all training (and the checkpoint runs first).
-    """
-    if not reads_cache_only():
-        return study_selected()
-    cached = cached_selected()
-    if not cached:
-        raise WorkflowError(
-            f"{RESULTS}/ holds no complete results to draw figures from. Run the study first "
-            "(e.g. `snakemake --cores 2 --config preset=demo`), or point results_dir at a "
-            "results folder."
-        )
-    if "cache" not in _SAID:
-        _SAID.add("cache")
-        print(
-            f"tabbench: figures from the {len(cached)} complete (model, dataset) results in "
-            f"{RESULTS}/ (cached results only: nothing is trained)",
-            file=sys.stderr,
-        )
-    return cached
-
+# Functions (wildcards) -> files of the study that the redraw must wait for besides its runs and
+# selected files (diagnostics.smk adds the replay files when the replay is asked for).
+REGENERATE_INPUT_FUNCTIONS = []
 
 # Snakemake's report() flag under another name: its parser reads `report` at the start of a line
 # as a keyword, and formatters like to put a long call on its own line.
 report_flag = report
 
 
-def summary_outputs():
-    """The summary files as the aggregate rule's outputs: claims.html goes into the HTML report
-    (the paper's claims, checked; tabbench.claims), the others are plain files. Rules that
-    read the summary take SUMMARY_OUTPUTS (a report() flag belongs to outputs only)."""
-    claims = RESULTS_LAYOUT.summary(SUMMARY_FILES["claims_html"])
-    return [
-        (
-            report_flag(
-                path,
-                caption="../report/claims.rst",
-                category="Claims",
-                labels={"table": "claims"},
-            )
-            if path == claims
-            else path
-        )
-        for path in SUMMARY_OUTPUTS
+def _figure_files(stems):
+    return [RESULTS_LAYOUT.figure(s, ext) for s in stems for ext in ("pdf", "png")]
+
+
+# Every file the regenerate job writes (`tabbench figures --results`, tabbench.results_folder),
+# as plain paths: what `figures` and `report` require (a report() flag belongs to the rule's
+# outputs only; a flagged *input* would reach the report with an unresolved caption).
+REGENERATE_FILES = (
+    [RESULTS_LAYOUT.summary(name) for name in SUMMARY_FILES.values()]
+    + [
+        f"{RESULTS_LAYOUT.diagnostics_dir}/{name}"
+        for name in {**DIAGNOSTIC_TABLE_FILES, **DIAGNOSTIC_OTHER_FILES}.values()
     ]
+    + _figure_files(FIGURE_STEMS)
+    + _figure_files(DIAGNOSTIC_FIGURE_STEMS)
+    + [DESCRIPTION]
+)
 
 
-def figure_outputs(stems=FIGURE_STEMS, category="Figures"):
-    """The pdf and png of each figure stem; the png goes into the HTML report with the caption
-    workflow/report/{stem}.rst."""
+def regenerate_outputs():
+    """REGENERATE_FILES but the description (a named output) as the rule's outputs: the HTML
+    report shows claims.html (the paper's claims, checked; tabbench.claims) and each figure's
+    png, with the caption workflow/report/{stem}.rst, under the categories the opening page
+    links to (tabbench.study_description); the other files are plain outputs."""
+    captions = {
+        RESULTS_LAYOUT.summary(SUMMARY_FILES["claims_html"]): (
+            "claims",
+            CLAIMS_CATEGORY,
+        )
+    }
+    for stems, category in (
+        (FIGURE_STEMS, FIGURES_CATEGORY),
+        (DIAGNOSTIC_FIGURE_STEMS, DIAGNOSTICS_CATEGORY),
+    ):
+        captions.update({RESULTS_LAYOUT.figure(s, "png"): (s, category) for s in stems})
     out = []
-    for stem in stems:
-        out.append(RESULTS_LAYOUT.figure(stem, "pdf"))
-        png = RESULTS_LAYOUT.figure(stem, "png")
+    for path in REGENERATE_FILES[:-1]:  # the description is the last
+        if path not in captions:
+            out.append(path)
+            continue
+        name, category = captions[path]
+        label = {"table": name} if category == CLAIMS_CATEGORY else {"figure": name}
         out.append(
             report_flag(
-                png,
-                caption=f"../report/{stem}.rst",
+                path,
+                caption=f"../report/{name}.rst",
                 category=category,
-                labels={"figure": stem},
+                labels=label,
             )
         )
     return out
 
 
-# The Fig. 1 curve is read from results/runs/{model}/{dataset}/split0.parquet of one pair chosen
-# among the selected ones (tabbench.curve.choose_curve_run); it is not declared as an input
-# because which pair is chosen depends on the selected files' contents. Any change to that file
-# also changes its selected file (an input), so the summary never goes stale because of it.
+def regenerate_folders(description):
+    """The folders of `tabbench figures` from the description's path (an output): the
+    results folder is redrawn in place, its figures into its figures folder."""
+    root = os.path.dirname(os.path.dirname(description))
+    figures = ResultsLayout(root).figures_dir
+    return f"--results {shlex.quote(root)} --out {shlex.quote(root)} --figures-dir {shlex.quote(figures)}"
+
+
+_SAID = set()
+
+
+def regenerate_input(wildcards):
+    """What the regenerate job reads and waits for; the one branch of the workflow on what
+    this invocation asked for (draws_from_cache, common.smk).
+
+    * Drawn from the cache (`figures`, `report`, their files): the files the folder holds for
+      its complete results (tabbench.results_folder.regenerate_inputs), flagged before_update:
+      Snakemake then looks for no job that makes them, so no data, training or selection job
+      can be planned whatever preceded (a changed config or rule, data newer than the runs, an
+      interrupted run), and it reruns this one job when one of them changed or the set did.
+    * Otherwise (the study, `all`; `diagnostics`): every runs and selected file of the study
+      (and what REGENERATE_INPUT_FUNCTIONS add), so the figures come after the last training;
+      plus, used as they are, the other files the folder holds. On a finished study both lists
+      are the same files, so going from `snakemake` to `snakemake figures` and back reruns
+      nothing (Snakemake's input trigger compares the sets).
+    """
+    cached = [
+        f"{RESULTS}/{os.path.relpath(p, RESULTS)}" for p in regenerate_inputs(RESULTS)
+    ]
+    if draws_from_cache():
+        if not cached:
+            raise WorkflowError(
+                f"{RESULTS}/ holds no complete results to draw figures from. Run the study "
+                "first (e.g. `snakemake --cores 2 --config preset=demo`), or point "
+                "results_dir at a results folder."
+            )
+        if "cache" not in _SAID:
+            _SAID.add("cache")
+            print(
+                f"tabbench: figures from the {len(cached)} files of the complete (model, "
+                f"dataset) results in {RESULTS}/ (cached results only: nothing is trained)",
+                file=sys.stderr,
+            )
+        return [before_update(p) for p in cached]
+    study = train_targets(wildcards) + study_selected(wildcards)
+    for fn in REGENERATE_INPUT_FUNCTIONS:
+        study += fn(wildcards)
+    study = list(dict.fromkeys(study))
+    known = set(map(os.path.normpath, study))
+    return study + [
+        before_update(p) for p in cached if os.path.normpath(p) not in known
+    ]
+
+
 TARGET_FUNCTIONS.append(lambda wildcards: [RESULTS_LAYOUT.report])
 
 

@@ -52,7 +52,7 @@ def _figures(args: argparse.Namespace) -> int:
     from tabbench.results_folder import regenerate
 
     timing = regenerate(args.results, args.out, args.large_rows, args.jobs, args.reselect,
-                        args.rope, _view_settings(args))
+                        args.rope, _view_settings(args), figures_dir=args.figures_dir)
     print(json.dumps({k: round(v, 2) if isinstance(v, float) else v
                       for k, v in timing.items()}))
     return 0
@@ -130,6 +130,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--results", type=Path, help="a results folder (runs/ and/or selected/)")
     src.add_argument("--summary", type=Path, help="a summary folder written by `aggregate`")
     p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--figures-dir", type=Path, default=None,
+                   help="with --results: where the figures go (default: OUT itself); the "
+                        "workflow redraws a results folder in place with --out DIR "
+                        "--figures-dir DIR/figures")
     p.add_argument("--large-rows", type=int, default=None,
                    help="datasets with at least this many rows are 'large' (Fig. 5, G.2-G.4); "
                         "default: the results folder's own setting (run_config.yaml, or its "

@@ -1,0 +1,98 @@
+"""The HTML report's opening page (tabbench.study_description): what ran, at which scale, the
+headline claims and where each figure is, drawn from the folder by the regenerate job, as
+reStructuredText that docutils reads without a warning."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import docutils.core
+import pytest
+import yaml
+from fixtures.synthetic import SyntheticDataset, write_synthetic_results
+
+from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
+from tabbench.layout import ResultsLayout
+from tabbench.plots import FIGURE_STEMS
+from tabbench.results_folder import regenerate
+from tabbench.study_description import (
+    CLAIMS_CATEGORY,
+    DESCRIPTION_FILE,
+    DIAGNOSTICS_CATEGORY,
+    FIGURES_CATEGORY,
+    markdown_table_rst,
+)
+
+LINK = re.compile(r"`([^`<>]+)`_")
+
+
+def _parse(rst: str, targets: set[str]) -> str:
+    """docutils' HTML of ``rst`` (the Jinja raw block removed) with the link targets the report
+    defines; any warning (a broken table, an unknown link) is an error."""
+    body = rst.replace("{% raw %}\n", "").replace("\n{% endraw %}\n", "\n")
+    body += "\n\n" + "\n".join(f".. _{name}: #{i}" for i, name in enumerate(sorted(targets)))
+    return docutils.core.publish_string(
+        body, writer="html",
+        settings_overrides={"report_level": 2, "halt_level": 2}).decode()
+
+
+def test_a_markdown_table_becomes_a_list_table_with_signed_cells_kept_as_text():
+    table = "| claim | median |\n|---|---|\n| **TS-Ref.** vs Logloss | -3.2 % |\n| b | +0.5 % |"
+    rst = markdown_table_rst(table)
+    assert rst.startswith(".. list-table::")
+    html = _parse(rst, set())
+    assert "<table" in html and "-3.2 %" in html and "+0.5 %" in html
+    assert "<strong>TS-Ref.</strong>" in html
+    assert markdown_table_rst("No claim could be checked: 2 datasets.") == (
+        "No claim could be checked: 2 datasets.")
+
+
+@pytest.fixture(scope="module")
+def described(tmp_path_factory) -> tuple[Path, str]:
+    results = tmp_path_factory.mktemp("desc") / "results"
+    datasets = [SyntheticDataset(f"ds_{i}", 2_000 + 6_000 * i, 2 + i % 2) for i in range(6)]
+    write_synthetic_results(results, datasets, ["xgboost"], n_splits=2, n_configs=3,
+                            epochs={"xgboost": (20, 20)})
+    Path(ResultsLayout(results).run_config).write_text(yaml.safe_dump(
+        {"preset": "my_preset", "n_splits": 2, "n_configs": 3, "seed": 7,
+         "epochs": {"xgboost_default": 20}, "figures_large_rows": 10_000}))
+    regenerate(results, results, jobs=1, figures_dir=results / "figures")
+    return results, (results / "summary" / DESCRIPTION_FILE).read_text()
+
+
+def test_the_page_says_what_ran_at_which_scale_from_the_folder(described):
+    results, rst = described
+    assert "``my_preset``" in rst and "**Seed**: 7" in rst
+    assert "XGBoost" in rst
+    for i in range(6):
+        assert f"ds\\_{i}" in rst  # names escaped: no RST reference read into them
+    assert "- **Splits**: 2 per dataset" in rst
+    assert "the default and 3 random draws" in rst
+    assert "**Datasets**: 6, of which 4 large (at least 10,000 rows" in rst
+    assert "**Runs files** (one training job each: model × dataset × split): 12" in rst
+
+
+def test_the_page_has_the_claims_table_and_links_every_figure(described):
+    results, rst = described
+    assert "Headline claims" in rst and ".. list-table::" in rst
+    targets = {FIGURES_CATEGORY, DIAGNOSTICS_CATEGORY, CLAIMS_CATEGORY,
+               *(f"{s}.png" for s in (*FIGURE_STEMS, *DIAGNOSTIC_FIGURE_STEMS))}
+    # every link is to a category or a figure entry of the report, and every one is there
+    assert set(LINK.findall(rst)) == targets
+    html = _parse(rst, targets)
+    assert "The study in this results folder" in html
+    # each linked figure was drawn where the page says
+    for stem in FIGURE_STEMS:
+        assert (results / "figures" / f"{stem}.png").is_file(), stem
+        assert f"{results}/figures/{stem}.pdf".replace("\\", "/") in rst
+
+
+def test_a_folder_without_run_config_is_described_from_its_results(tmp_path):
+    results = tmp_path / "results"
+    write_synthetic_results(results, [SyntheticDataset(f"d{i}", 3_000, 2) for i in range(2)],
+                            ["xgboost"], n_splits=1, n_configs=2, epochs={"xgboost": (10, 10)})
+    regenerate(results, results, large_rows=10_000, jobs=1)
+    rst = (results / "summary" / DESCRIPTION_FILE).read_text()
+    assert "has no ``run_config.yaml``" in rst and "**Splits**: 1 per dataset" in rst
+    _parse(rst, set(LINK.findall(rst)))
