@@ -56,6 +56,20 @@ RESULTS_LAYOUT = ResultsLayout(RESULTS)
 CACHE_TARGETS = {"figures", "report", "regenerate"}
 
 
+class NotARerunTrigger:
+    """Shell text that Snakemake's params rerun trigger ignores (it records only params of
+    builtin types): for what a job is given that does not change its outputs — how a GPU is
+    claimed, threads, where the fetch jobs share OpenML's reachability — so that changing it
+    on a finished folder reruns nothing (the one rerun policy: profiles/default/config.yaml,
+    docs/design.md §6)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
 def requested_targets():
     """The targets this invocation asked for (rule names or files; empty = the default target
     `all`). The one place the workflow reads Snakemake's internals for it

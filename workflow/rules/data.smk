@@ -37,9 +37,11 @@ rule fetch_dataset:
         openml_timeout=CFG["openml_timeout"],
         openml_retries=CFG["openml_retries"],
         demo_dir=DEMO_DIR,
+        # where the run's OpenML probe left its answer; not a rerun trigger
+        openml_state=OPENML_STATE_FLAG,
     shell:
         "tabbench data fetch --dataset {wildcards.dataset:q} --sources {params.sources}"
-        " {params.talent} --openml-cache-dir {params.openml_cache_dir:q}"
+        " {params.talent} --openml-cache-dir {params.openml_cache_dir:q} {params.openml_state}"
         " --openml-timeout {params.openml_timeout} --openml-retries {params.openml_retries}"
         " --demo-dir {params.demo_dir:q}"
         " --out-parquet {output.parquet:q} --out-json {output.json:q} > {log:q} 2>&1"

@@ -33,12 +33,10 @@ TALENT_OPTION = (
     f"--talent-dir {shlex.quote(CFG['talent_dir'])}" if CFG.get("talent_dir") else ""
 )
 # Whether OpenML is reachable is probed once (at the start of a run, see openml_banner) and
-# shared by the fetch jobs through per-host files in this folder. It reaches `tabbench data
-# fetch` through the environment, not as a flag of the rule: a changed shell command would make
-# Snakemake refetch every dataset of an existing data folder and rebuild all that follows.
-OPENML_STATE_DIR = os.environ.setdefault(
-    "TABBENCH_OPENML_STATE_DIR", os.path.abspath(DATA_LAYOUT.openml_state_dir)
-)
+# shared by the fetch jobs through per-host files in this folder, which they are given as a
+# flag outside the rerun triggers (it does not change what they fetch).
+OPENML_STATE_DIR = os.path.abspath(DATA_LAYOUT.openml_state_dir)
+OPENML_STATE_FLAG = NotARerunTrigger(f"--openml-state-dir {shlex.quote(OPENML_STATE_DIR)}")
 # the one-line summary of the data stage, written by collect_datasets, printed at the end
 DATA_SUMMARY_LINE = DATA_LAYOUT.summary_line
 _RUN = {"started": None}

@@ -1,8 +1,8 @@
 # Helpers of workflow/rules/diagnostics.smk (kept apart from the rules, as Snakemake's linter
-# asks). Needs common.smk, data_helpers.smk (processed_path, splits_path, kept_datasets),
-# train_helpers.smk (model_names, is_network, train_gpus, train_gpu_flags, train_option_flags,
-# NotARerunTrigger) and report_helpers.smk (REGENERATE_FILES, REGENERATE_INPUT_FUNCTIONS) to be
-# included first.
+# asks). Needs common.smk (NotARerunTrigger), data_helpers.smk (processed_path, splits_path,
+# kept_datasets), train_helpers.smk (model_names, is_network, train_gpus, train_gpu_flags,
+# train_option_flags) and report_helpers.smk (REGENERATE_FILES, REGENERATE_INPUT_FUNCTIONS) to
+# be included first.
 #
 # Replay files are *planned* (missing ones retrained) only when this invocation asks for the
 # target `replay` or `diagnostics`; then the regenerate job waits for them. Under any other

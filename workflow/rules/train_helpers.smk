@@ -37,18 +37,6 @@ def train_device(wildcards):
     return CFG["device"] if is_network(wildcards.model) else "cpu"
 
 
-class NotARerunTrigger:
-    """Shell text that Snakemake's params rerun trigger ignores: it records only params of
-    builtin types, and how a GPU is claimed does not change the records, so a finished job must
-    not retrain because e.g. gpu_claim_timeout changed."""
-
-    def __init__(self, text):
-        self.text = text
-
-    def __str__(self):
-        return self.text
-
-
 def train_gpu_flags(wildcards):
     """GPU-claim options (tabbench.gpu) of NN jobs under device: cuda; empty otherwise."""
     if CFG["device"] == "cpu" or not is_network(wildcards.model):

@@ -14,7 +14,6 @@ Data problems exit 0 (they are recorded in the json); only bad arguments or I/O 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import typing
 from pathlib import Path
@@ -26,12 +25,6 @@ from tabbench.data.pipeline import collect_step, fetch_step, filter_step, split_
 from tabbench.data.sources import SOURCE_NAMES, SourceOptions
 
 DEFAULT_DEMO_DIR = "data/demo"
-#: the workflow passes the fetch jobs' state folder in the environment rather than as a flag of
-#: the fetch rule: a changed shell command would make Snakemake refetch every dataset of an
-#: existing data folder, and rebuild everything downstream of it
-STATE_DIR_ENV = "TABBENCH_OPENML_STATE_DIR"
-
-
 def optional_path(text: str) -> Path | None:
     value = optional_str(text)
     return None if value is None else Path(value)
@@ -141,10 +134,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--openml-state-dir",
         type=optional_path,
-        default=optional_path(os.environ.get(STATE_DIR_ENV, "")),
+        default=None,
         help="folder where whether OpenML is reachable is probed once and shared by the fetch "
-        f"jobs of this machine (default: ${STATE_DIR_ENV}, which the workflow sets; unset: "
-        "each fetch finds out on its own)",
+        "jobs of this machine (the workflow gives its data folder's; unset: each fetch finds "
+        "out on its own)",
     )
     p.add_argument("--demo-dir", type=optional_path, default=Path(DEFAULT_DEMO_DIR))
     p.add_argument("--out-parquet", type=Path, required=True)
