@@ -330,3 +330,15 @@ def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regim
     assert embedded_table(page) == table
     with pytest.raises(ValueError, match="markers missing"):
         embedded_table("no table here")
+
+
+def test_a_page_gets_its_table_replaced_between_the_markers_and_nothing_else():
+    from tabbench.claims import TABLE_BEGIN, TABLE_END, embedded_table, with_embedded_table
+
+    page = f"intro\n{TABLE_BEGIN}\n| old | table |\n{TABLE_END}\nmore text\n"
+    new = with_embedded_table(page, "| new | table |\n|---|---|")
+    assert embedded_table(new) == "| new | table |\n|---|---|"
+    assert new.startswith(f"intro\n{TABLE_BEGIN}\n") and new.endswith(f"{TABLE_END}\nmore text\n")
+    assert with_embedded_table(new, "| new | table |\n|---|---|") == new  # idempotent
+    with pytest.raises(ValueError, match="markers missing"):
+        with_embedded_table("no markers", "| t |")

@@ -541,3 +541,13 @@ def embedded_table(page: str) -> str:
     except ValueError:
         raise ValueError("the page holds no generated claims table (markers missing)") from None
     return page[start:end].strip()
+
+
+def with_embedded_table(page: str, table: str) -> str:
+    """``page`` with ``table`` between the markers in place of what was there (the page's
+    other text unchanged): how ``tabbench claims-table --page`` keeps docs/reproduction.md in
+    step with its shipped results."""
+    embedded_table(page)  # the markers must be there
+    start = page.index(TABLE_BEGIN) + len(TABLE_BEGIN)
+    end = page.index(TABLE_END, start)
+    return f"{page[:start]}\n{table}\n{page[end:]}"

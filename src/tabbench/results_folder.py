@@ -95,6 +95,31 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     return selected, {"pairs": len(pairs), "reused": len(reuse), "recomputed": len(redo)}
 
 
+def summary_frames(results: str | Path, selected: pd.DataFrame, large_rows: int | None = None,
+                   rope: float | None = None, view: Mapping[str, Any] | None = None
+                   ) -> tuple[dict[str, Any], int]:
+    """The summary frames (claims included: :func:`tabbench.aggregate.aggregate_frames`) of
+    ``selected`` (:func:`collect_selected` of ``results``) with the folder's own settings
+    unless given: the "large" threshold (run_config.yaml, or its last summary's meta.json, else
+    the paper's 10,000), the ROPE (else :data:`tabbench.comparisons.ROPE_PERCENT`) and the
+    view (:mod:`tabbench.summary_view`, ``view`` over the folder's); and the threshold used.
+    What :func:`regenerate` writes, and what the test of docs/reproduction.md recomputes."""
+    from tabbench.comparisons import ROPE_PERCENT
+    from tabbench.run_config import folder_settings
+    from tabbench.summary_view import view_from_config
+
+    settings = folder_settings(results)
+    if large_rows is None:
+        large_rows = settings.large_rows or LARGE_ROWS
+    if rope is None:
+        rope = settings.rope_percent or ROPE_PERCENT
+    summary_view = view_from_config({**settings.view, **(view or {})})
+    runs_dir = Path(ResultsLayout(results).runs_dir)
+    frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
+                              rope, summary_view)
+    return frames, int(large_rows)
+
+
 def regenerate(results: str | Path, out: str | Path, large_rows: int | None = None,
                jobs: int | None = None, reselect: bool = False,
                rope: float | None = None, view: Mapping[str, Any] | None = None, *,
@@ -109,23 +134,12 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     else the paper's 10,000; ``rope`` (the Bayesian tests' ROPE in %) likewise, else
     :data:`tabbench.comparisons.ROPE_PERCENT`; ``view`` (config keys figures_baseline,
     figures_methods, comparisons: :mod:`tabbench.summary_view`) over the folder's own."""
-    from tabbench.comparisons import ROPE_PERCENT
     from tabbench.plots import make_figures
-    from tabbench.run_config import folder_settings
-    from tabbench.summary_view import view_from_config
 
     t0 = time.perf_counter()
-    settings = folder_settings(results)
-    if large_rows is None:
-        large_rows = settings.large_rows or LARGE_ROWS
-    if rope is None:
-        rope = settings.rope_percent or ROPE_PERCENT
-    summary_view = view_from_config({**settings.view, **(view or {})})
     selected, counts = collect_selected(results, jobs, reselect)
     t1 = time.perf_counter()
-    runs_dir = Path(ResultsLayout(results).runs_dir)
-    frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
-                              rope, summary_view)
+    frames, large_rows = summary_frames(results, selected, large_rows, rope, view)
     if _keep_published_provenance(results, frames["meta"]):
         render_texts(frames)  # with the study's failure counts
     write_summary(frames, Path(out) / SUMMARY)

@@ -94,6 +94,27 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
                         f"\"versus\": \"TS-Ref.+TS\"}}]'; default: {default}")
 
 
+def _claims_table(args: argparse.Namespace) -> int:
+    from tabbench.claims import reproduction_table, with_embedded_table
+    from tabbench.io import write_text_atomic
+    from tabbench.results_folder import collect_selected, summary_frames
+
+    selected, _ = collect_selected(args.results, args.jobs)
+    frames, _ = summary_frames(args.results, selected)
+    table = reproduction_table(frames["claims"])
+    if args.page is None:
+        print(table)
+        return 0
+    try:
+        page = with_embedded_table(args.page.read_text(), table)
+    except ValueError as err:
+        print(f"tabbench claims-table: error: {args.page}: {err}", file=sys.stderr)
+        return 2
+    write_text_atomic(page, args.page)
+    print(f"{args.page}: claims table of {args.results} written between the markers")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "select", help="best epoch and config per stopping metric (one model × dataset)",
@@ -146,6 +167,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")
     p.set_defaults(func=_figures)
+
+    p = subparsers.add_parser(
+        "claims-table", help="the claims of a results folder as one Markdown table",
+        description="The paper's claims checked on --results DIR with the folder's own "
+                    "settings (tabbench.claims.reproduction_table), printed, or written into "
+                    "--page between its markers (docs/reproduction.md: a test checks the page "
+                    "against its shipped results).")
+    p.add_argument("--results", required=True, type=Path)
+    p.add_argument("--page", type=Path, default=None,
+                   help="a Markdown page holding the generated table's markers")
+    p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
+    p.set_defaults(func=_claims_table)
 
     p = subparsers.add_parser(
         "publish", help="a compact copy of a results folder that redraws without training",
