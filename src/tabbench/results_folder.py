@@ -152,7 +152,7 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     t4 = time.perf_counter()
     return {"select_s": t1 - t0, "aggregate_s": t2 - t1, "figures_s": t3 - t2,
             "diagnostics_s": t4 - t3, "total_s": t4 - t0, **counts, **diag,
-            "large_rows": int(large_rows), "rope_percent": float(rope)}
+            "large_rows": int(large_rows), "rope_percent": float(frames["meta"]["rope_percent"])}
 
 
 #: the meta.json keys that a published copy cannot recompute (they come from every runs file)
