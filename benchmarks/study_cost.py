@@ -16,16 +16,16 @@ predict a study's time left); this script adds the features from the manifests a
    or output columns per round (1 for binary, K otherwise): ``log s = b0 + b1 log n_train +
    b2 log n_features + b3 log K_eff`` (least squares over (dataset, split) means; random configs
    are averaged first, so the tuned fit predicts the cost of an average random config).
-3. **Predict** the paper preset: every dataset of the Ye et al. manifest the paper keeps
-   (196: not marked "DROPPED" in its notes, ≤ 100 classes), rows capped at 100,000, 64 % of
-   them for training, 5 splits, default + 30 configs, the paper's epochs. XGBoost runs on CPU
+3. **Predict** the paper preset: every dataset of the Ye et al. manifest the paper keeps (not marked
+   "DROPPED" in its notes, ≤ 100 classes: 195; the paper reports 196), rows capped at 100,000, 64 %
+   of them for training, 5 splits, default + 30 configs, the paper's epochs. XGBoost runs on CPU
    cores (core-hours); the networks on GPUs: per epoch ``ceil(n_train / 256)`` batches at the
    per-batch training times measured on an H200 (``--gpu-ms-per-batch``; defaults MLP 2.0 ms,
    RealMLP 3.7 ms: docs/performance.md) plus what recording adds to a GPU epoch (the device's
    evaluation forward pass and the metrics on the host: ``GPU_FORWARD_SHARE``,
-   ``HOST_METRICS_S_PER_ROW``). Wall time on ``--cores`` + ``--gpus``: XGBoost
-   core-hours / (cores − gpus) next to GPU-hours / gpus (the two run side by side; one core
-   per GPU job feeds it), and the larger of the two, against the paper's ~40 h.
+   ``HOST_METRICS_S_PER_ROW``). Wall time on ``--cores`` + ``--gpus``: XGBoost core-hours / (cores −
+   gpus) next to GPU-hours / gpus (the two run side by side; one core per GPU job feeds it), and the
+   larger of the two, against the paper's ~40 h.
 
 The measured jobs ran with one thread each; on a loaded machine every number is inflated by
 the load, which the script cannot know: say what ran beside it.
