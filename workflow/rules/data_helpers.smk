@@ -36,7 +36,9 @@ TALENT_OPTION = (
 # shared by the fetch jobs through per-host files in this folder, which they are given as a
 # flag outside the rerun triggers (it does not change what they fetch).
 OPENML_STATE_DIR = os.path.abspath(DATA_LAYOUT.openml_state_dir)
-OPENML_STATE_FLAG = NotARerunTrigger(f"--openml-state-dir {shlex.quote(OPENML_STATE_DIR)}")
+OPENML_STATE_FLAG = NotARerunTrigger(
+    f"--openml-state-dir {shlex.quote(OPENML_STATE_DIR)}"
+)
 # the one-line summary of the data stage, written by collect_datasets, printed at the end
 DATA_SUMMARY_LINE = DATA_LAYOUT.summary_line
 _RUN = {"started": None}

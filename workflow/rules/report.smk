@@ -37,15 +37,12 @@ rule regenerate:
         "../../environment.yml"
     threads: 4
     params:
-        folders=lambda wildcards, output: regenerate_folders(output.description),
-        large_rows=FIGURES_LARGE_ROWS,
-        rope=ROPE_PERCENT,
-        view=VIEW_FLAGS,
+        # the folder, its settings and what the summary compares (a changed one redraws)
+        command=regenerate_command(DESCRIPTION),
         # for the captions ({{ snakemake.params.stopping_metrics }}): the registered ones
         stopping_metrics=STOPPING_LEGEND,
     shell:
-        "tabbench figures {params.folders} --large-rows {params.large_rows}"
-        " --rope {params.rope}{params.view} --jobs {threads} > {log:q} 2>&1"
+        "{params.command} --jobs {threads} > {log:q} 2>&1"
 
 
 rule figures:

@@ -133,12 +133,20 @@ def regenerate_outputs():
     return out
 
 
-def regenerate_folders(description):
-    """The folders of `tabbench figures` from the description's path (an output): the
-    results folder is redrawn in place, its figures into its figures folder."""
+def regenerate_command(description):
+    """The regenerate job's command (`tabbench figures`, without --jobs and its log
+    redirection), for the folder of the description's path (an output): the results folder
+    redrawn in place, its figures into its figures folder, with this invocation's redraw
+    settings. The regenerate rule and `restop` (restop.smk) run this one command. A param of
+    the rule, so that a changed setting redraws (no threads in it: Snakemake compares only
+    params it can evaluate before the job runs)."""
     root = os.path.dirname(os.path.dirname(description))
     figures = ResultsLayout(root).figures_dir
-    return f"--results {shlex.quote(root)} --out {shlex.quote(root)} --figures-dir {shlex.quote(figures)}"
+    return (
+        f"tabbench figures --results {shlex.quote(root)} --out {shlex.quote(root)}"
+        f" --figures-dir {shlex.quote(figures)} --large-rows {FIGURES_LARGE_ROWS}"
+        f" --rope {ROPE_PERCENT}{VIEW_FLAGS}"
+    )
 
 
 _SAID = set()

@@ -16,12 +16,8 @@ rule restop:
     params:
         results=RESULTS,
         data=DATA,
-        folders=regenerate_folders(DESCRIPTION),
-        large_rows=FIGURES_LARGE_ROWS,
-        rope=ROPE_PERCENT,
-        view=VIEW_FLAGS,
+        regenerate=regenerate_command(DESCRIPTION),
     shell:
         "tabbench restop --results {params.results:q} --data {params.data:q}"
         " --jobs {threads} > {log:q} 2>&1"
-        " && tabbench figures {params.folders} --large-rows {params.large_rows}"
-        " --rope {params.rope}{params.view} --jobs {threads} >> {log:q} 2>&1"
+        " && {params.regenerate} --jobs {threads} >> {log:q} 2>&1"
