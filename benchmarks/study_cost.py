@@ -260,6 +260,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         gpu_part = gpu_total / gpus
         return cpu_part, gpu_part, max(cpu_part, gpu_part)
 
+    if args.gpus < 1:  # a CPU-only machine: the networks train on its cores too
+        cpu_only = float(pred["cpu_core_hours"].sum())
+        print(f"\non {args.cores} cores without a GPU (every model on CPU, 1 thread per job): "
+              f"{cpu_only / args.cores:.1f} h ({cpu_only:.0f} core-hours)")
+        return 0
     cpu_part, gpu_part, both = wall(gpu_hours, args.cores, args.gpus)
     print(f"\none config at a time, wall on {args.cores} cores + {args.gpus} GPUs: CPU part "
           f"{cpu_part:.1f} h, GPU part {gpu_part:.1f} h, side by side {both:.1f} h"

@@ -59,3 +59,13 @@ def test_every_measured_model_is_costed_or_named_as_not_costed(tmp_path, capsys)
                               models=["xgboost", "lightgbm"])
     assert set(pred["model"]) == {"xgboost", "lightgbm"}
     assert (pred["cpu_core_hours"] > 0).all() and pred["gpu_hours"].isna().all()
+
+
+def test_a_machine_without_a_gpu_gets_the_cpu_only_wall_and_no_gpu_line(tmp_path, capsys):
+    for dataset, n_train in (("kc1", 1300), ("segment", 1500), ("pc1", 700)):
+        _runs(tmp_path, "xgboost", dataset, n_train)
+    assert study_cost.main(["--results", str(tmp_path), "--preset", "bundled", "--cores", "8",
+                            "--gpus", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "on 8 cores without a GPU" in out
+    assert "GPU part" not in out and "GPUs:" not in out
