@@ -142,7 +142,10 @@ def test_single_dataset_rerun_rebuilds_only_its_own_files(smoke, tmp_path):
     target = "results/selected/xgboost/kc1.parquet"
     own = {target, "results/runs/xgboost/kc1/split0.parquet",
            "results/runs/xgboost/kc1/split0.failures.json",
-           "results/logs/train/xgboost/kc1/split0.log", "results/logs/select/xgboost/kc1.log"}
+           "results/logs/train/xgboost/kc1/split0.log", "results/logs/select/xgboost/kc1.log",
+           # what re-stopping needs (keep_for_restop), written by the train job
+           "results/runs/xgboost/kc1/split0.restop.npz",
+           "results/runs/xgboost/kc1/split0.restop.json"}
     with _restored(smoke, tmp_path) as ws:
         before = _mtimes(ws.root, "results", "data")
         res = ws.snakemake("--cores", "2", target, "--forcerun", "train")  # the README's

@@ -38,7 +38,8 @@ def test_gpu_claim_flags_reach_nn_jobs_only(tmp_path):
                 " --members auto --network-memory-gb 4"
             ) in cmd, cmd
         else:
-            assert "--device cpu > " in cmd, cmd
+            assert "--device cpu " in cmd and "--gpu-" not in cmd, cmd
+            assert "--allow-cpu-fallback" not in cmd, cmd
 
 
 def test_cpu_runs_carry_no_gpu_flags(tmp_path):
@@ -58,7 +59,7 @@ def test_network_members_reach_the_cpu_jobs(tmp_path):
     assert res.returncode == 0, res.stderr + res.stdout
     for _, cmd in _jobs(res):
         if "--model mlp" in cmd:
-            assert "--members 8 --network-memory-gb 2.5 > " in cmd, cmd
+            assert "--members 8 --network-memory-gb 2.5 " in cmd, cmd
         else:
             assert "--members" not in cmd and "--network-memory-gb" not in cmd, cmd
 
