@@ -80,7 +80,7 @@ def test_figures_from_a_summary_names_a_damaged_table(folder, capsys, how, tmp_p
     damage(Path(table), how)
     assert cli_main(["figures", "--summary", folder.summary_dir, "--out",
                      str(tmp_path / "figures")]) == 1
-    _one_line_error(capsys, "figures", table, "figures --forcerun aggregate")
+    _one_line_error(capsys, "figures", table, "figures --forcerun regenerate")
 
 
 def test_figures_from_a_folder_names_a_damaged_selected_file(folder, capsys, tmp_path):
