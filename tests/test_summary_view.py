@@ -189,9 +189,8 @@ def test_the_command_line_takes_the_view_and_refuses_an_unknown_method(tmp_path,
 
 
 def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_path):
-    from tabbench.aggregate import read_summary
     from tabbench.layout import ResultsLayout
-    from tabbench.results_folder import regenerate
+    from tabbench.results_folder import collect_selected, summary_frames
 
     results = tmp_path / "results"
     sel = _selected()
@@ -201,7 +200,8 @@ def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_pa
         rows.to_parquet(path)
     Path(ResultsLayout(results).run_config).write_text(yaml.safe_dump(
         {"preset": "demo", "figures_large_rows": 10_000, "figures_baseline": "TS-Ref.+TS"}))
-    regenerate(results, tmp_path / "out", jobs=1)
-    assert read_summary(tmp_path / "out" / "summary")["meta"]["baseline"] == "TS-Ref.+TS"
-    regenerate(results, tmp_path / "out2", jobs=1, view={"figures_baseline": "Brier+TS"})
-    assert read_summary(tmp_path / "out2" / "summary")["meta"]["baseline"] == "Brier+TS"
+    # what regenerate writes (summary_frames: the one place a folder's settings are resolved)
+    selected, _ = collect_selected(results, jobs=1)
+    assert summary_frames(results, selected)[0]["meta"]["baseline"] == "TS-Ref.+TS"
+    frames, _ = summary_frames(results, selected, view={"figures_baseline": "Brier+TS"})
+    assert frames["meta"]["baseline"] == "Brier+TS"

@@ -73,7 +73,6 @@ def test_figures_draw_the_diagnostics_and_never_plan_a_replay(diag_workspace: Pa
 def test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed(diag_workspace: Path):
     ws = diag_workspace
     results = ws / "results"
-    _snakemake(ws, "figures")
     model, dataset = MODELS[0], DATASETS[0].name
     for split in range(N_SPLITS):
         write_fake_replay(results, model, dataset, split)

@@ -153,6 +153,13 @@ def _mtimes(folder: Path) -> dict[Path, float]:
 
 def test_figures_from_cache_run_only_the_regenerate_job(workspace: Path):
     ws = workspace
+    # runs without a selected file are selected by the regenerate job (in memory), not by a
+    # select job; an incomplete set of splits (a killed training) is left out, not trained
+    extra = SyntheticDataset("extra_d", 2_000, 2)
+    write_synthetic_results(ws / "results", [extra], ["mlp"], N_SPLITS, n_configs=2,
+                            epochs={"mlp": (8, 8)})
+    write_synthetic_results(ws / "results", [SyntheticDataset("partial_e", 2_000, 2)], ["mlp"],
+                            1, n_configs=2, epochs={"mlp": (8, 8)})
     assert _planned_jobs(ws, "figures") == {"regenerate": 1, "figures": 1}
     before = _mtimes(ws / "results" / "runs") | _mtimes(ws / "results" / "selected")
     _snakemake(ws, "figures")
@@ -162,34 +169,14 @@ def test_figures_from_cache_run_only_the_regenerate_job(workspace: Path):
         for ext in ("pdf", "png"):
             f = ws / "results" / "figures" / f"{stem}.{ext}"
             assert f.exists() and f.stat().st_size > 1000, f
-    assert _planned_jobs(ws, "figures") == {}  # up to date: nothing reruns
-
-
-def test_runs_without_selection_are_selected_not_trained(workspace: Path):
-    ws = workspace
-    extra = SyntheticDataset("extra_d", 2_000, 2)
-    write_synthetic_results(ws / "results", [extra], ["mlp"], N_SPLITS, n_configs=2,
-                            epochs={"mlp": (8, 8)})
-    # an incomplete set of splits (a killed training) is left out rather than trained
-    write_synthetic_results(ws / "results", [SyntheticDataset("partial_e", 2_000, 2)], ["mlp"],
-                            1, n_configs=2, epochs={"mlp": (8, 8)})
-    # the regenerate job selects the complete runs without a selected file (in memory)
-    assert _planned_jobs(ws, "figures") == {"regenerate": 1, "figures": 1}
-    _snakemake(ws, "figures")
-    summary = pd.read_parquet(ws / "results" / "summary" / "dataset_means.parquet")
-    assert "extra_d" in set(summary["dataset"]) and "partial_e" not in set(summary["dataset"])
+    means = pd.read_parquet(ws / "results" / "summary" / "dataset_means.parquet")
+    assert "extra_d" in set(means["dataset"]) and "partial_e" not in set(means["dataset"])
     assert not (ws / "results" / "selected" / "mlp" / "extra_d.parquet").exists()
+    assert _planned_jobs(ws, "figures") == {}  # up to date: nothing reruns
 
 
 def test_what_the_figures_compare_is_a_redraw_setting_checked_before_any_job(workspace: Path):
     ws = workspace
-    _snakemake(ws, "figures")
-    # another baseline redraws (the regenerate job's params changed), nothing upstream
-    assert _planned_jobs(ws, "figures", "--config", "figures_baseline=TS-Ref.+TS") == {
-        "regenerate": 1, "figures": 1}
-    _snakemake(ws, "figures", "--config", "figures_baseline=TS-Ref.+TS")
-    meta = json.loads((ws / "results" / "summary" / "meta.json").read_text())
-    assert meta["baseline"] == "TS-Ref.+TS"
     # an unknown method is one line before any job, naming the key
     typo = _snakemake(ws, "-n", "figures", "--config", "figures_methods=[Logloss+TS,Nope+TS]",
                       check=False)
@@ -197,6 +184,12 @@ def test_what_the_figures_compare_is_a_redraw_setting_checked_before_any_job(wor
     assert typo.returncode != 0 and "Job stats" not in text
     assert "tabbench: invalid configuration: config key 'figures_methods': unknown method" in text
     assert "Traceback" not in text
+    # another baseline reaches the regenerate job
+    _snakemake(ws, "figures", "--config", "figures_baseline=TS-Ref.+TS")
+    meta = json.loads((ws / "results" / "summary" / "meta.json").read_text())
+    assert meta["baseline"] == "TS-Ref.+TS"
+    # and going back to the paper's redraws (the job's params changed), nothing upstream
+    assert _planned_jobs(ws, "figures") == {"regenerate": 1, "figures": 1}
 
 
 @pytest.mark.slow
