@@ -76,6 +76,9 @@ def facts() -> dict[str, int]:
     }
 
 
+#: the archived page of the first bundled run (docs/reproduction.md is the current one)
+ARCHIVED = "reproduction_2026-11-30.md"
+
 #: (file name, pattern, the facts its groups must equal, in order)
 MENTIONS: list[tuple[str, str, tuple[str, ...]]] = [
     ("README.md", r"on the (\d+) classification datasets of the Ye et al", ("suite",)),
@@ -106,14 +109,15 @@ MENTIONS: list[tuple[str, str, tuple[str, ...]]] = [
                        r"data/demo/, (\d+) kept", ("manifest_kept", "bundled", "bundled_kept")),
     ("performance.md", r"The (\d+) datasets \(the paper says (\d+)\)",
      ("manifest_kept", "paper_reported")),
-    ("performance.md", r"bundled study's (\d+) jobs \(docs/reproduction\.md: (\d+) datasets, "
-                       r"(\d+) splits", ("bundled_jobs", "bundled_kept", "bundled_splits")),
+    ("performance.md", r"bundled study's (\d+) jobs \(docs/reproduction_2026-11-30\.md: "
+                       r"(\d+) datasets, (\d+) splits",
+     ("bundled_jobs", "bundled_kept", "bundled_splits")),
     ("performance.md", r"over their\s+(\d+) jobs", ("bundled_network_jobs",)),
-    ("reproduction.md", r"the (\d+) bundled datasets that pass the filter", ("bundled_kept",)),
-    ("reproduction.md", r"(\d+) runs files \((\d+) datasets × (\d+) models × (\d+) splits\)",
+    (ARCHIVED, r"the (\d+) bundled datasets that pass the filter", ("bundled_kept",)),
+    (ARCHIVED, r"(\d+) runs files \((\d+) datasets × (\d+) models × (\d+) splits\)",
      ("bundled_jobs", "bundled_kept", "paper_models", "bundled_splits")),
-    ("reproduction.md", r"study's (\d+) jobs recorded", ("bundled_jobs",)),
-    ("reproduction.md", r"We ran the (\d+) bundled datasets", ("bundled_kept",)),
+    (ARCHIVED, r"study's (\d+) jobs recorded", ("bundled_jobs",)),
+    (ARCHIVED, r"We ran the (\d+) bundled datasets", ("bundled_kept",)),
     ("diagnostics.md", r"\((\d+) runs files: default \+ 10 configs, (\d+) datasets × (\d+) "
                        r"splits\)", ("bundled_jobs_per_model", "bundled_kept", "bundled_splits")),
 ]

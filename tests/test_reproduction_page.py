@@ -1,0 +1,43 @@
+"""docs/reproduction.md cannot drift from the code: its claims table is recomputed here from the
+study's results shipped in docs/results/bundled/ (a published copy: tabbench.publish), with the
+folder's own settings, and must be the page's table to the character."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tabbench.claims import embedded_table
+from tabbench.publish import MAX_BYTES, is_published, read_manifest
+
+REPO = Path(__file__).resolve().parents[1]
+PAGE = REPO / "docs" / "reproduction.md"
+SHIPPED = REPO / "docs" / "results" / "bundled"
+
+
+def test_the_shipped_results_are_a_published_copy_within_budget():
+    assert is_published(SHIPPED), f"{SHIPPED} is not a published copy (PUBLISHED.json)"
+    manifest = read_manifest(SHIPPED)
+    size = sum(f.stat().st_size for f in SHIPPED.rglob("*") if f.is_file())
+    assert size <= MAX_BYTES, f"{size / 2**20:.1f} MB"
+    assert yaml.safe_load((SHIPPED / "run_config.yaml").read_text())["preset"] == "bundled"
+    assert manifest["files"]  # what it copied is listed
+
+
+def test_the_page_claims_table_is_what_the_shipped_results_give(tmp_path):
+    """The page's own regeneration command, run on a copy of the page, changes nothing: its
+    table is what tabbench.claims.reproduction_table gives on the shipped results with their
+    own settings (tabbench.results_folder.summary_frames)."""
+    page = tmp_path / "reproduction.md"
+    page.write_text(PAGE.read_text())
+    proc = subprocess.run([sys.executable, "-m", "tabbench.cli", "claims-table", "--results",
+                           str(SHIPPED), "--page", str(page), "--jobs", "1"],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert embedded_table(page.read_text()) == embedded_table(PAGE.read_text()), (
+        "docs/reproduction.md's claims table differs from its shipped results: regenerate it "
+        "with `tabbench claims-table --results docs/results/bundled --page docs/reproduction.md`")
+    assert page.read_text() == PAGE.read_text()  # and nothing else of the page is touched
