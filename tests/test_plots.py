@@ -172,6 +172,9 @@ def test_empty_results_render_every_figure(tmp_path):
     assert all(p.exists() for p in figure_files(tmp_path / "figs"))
 
 
+# slow (~30 s): the fast suite redraws a folder through the same regenerate in test_publish,
+# test_reproduction_page and the workflow's figures tests
+@pytest.mark.slow
 def test_cli_regenerates_from_a_results_folder(results, drawn, tmp_path):
     """`tabbench figures --results`: reuses fresh selections, recomputes missing ones, and
     gives the same summary as the Snakemake path."""

@@ -231,6 +231,8 @@ def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
     _assert_no_data_or_training(ws)
 
 
+# slow: a legacy folder (from before run_config.yaml) on a full smoke training (~45 s)
+@pytest.mark.slow
 def test_a_folder_from_before_run_config_gets_one_from_its_next_training(smoke, tmp_path):
     with _restored(smoke, tmp_path) as ws:
         stored = ws.root / "results" / "run_config.yaml"
