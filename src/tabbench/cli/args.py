@@ -40,6 +40,28 @@ def optional_int(text: str) -> int | None:
         raise argparse.ArgumentTypeError(f"expected an integer or null, got {text!r}") from None
 
 
+def positive_int(text: str) -> int:
+    """An integer >= 1 (a count of workers or threads)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A number > 0 (a size or a budget)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
 def field_default(cls: type, name: str) -> Any:
     """The default of field ``name`` of dataclass ``cls``: argparse defaults are read from the
     dataclass the command builds, so the two cannot drift apart."""

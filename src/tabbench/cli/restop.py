@@ -8,15 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
+from tabbench.cli.args import positive_int
 
 
 def _restop(args: argparse.Namespace) -> int:
@@ -61,9 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--data", type=Path, default=None,
                    help="the study's data folder, which kept models predict on (default: its "
                         "data_dir setting, found as `tabbench status` finds it)")
-    p.add_argument("--jobs", type=_positive, default=1, metavar="N",
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="runs files re-stopped at once, one process each")
-    p.add_argument("--threads", type=_positive, default=1, metavar="N",
+    p.add_argument("--threads", type=positive_int, default=1, metavar="N",
                    help="threads of each kept model's prediction")
     p.set_defaults(func=_restop)
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tabbench.cli.args import boolean, field_default, optional_str
+from tabbench.cli.args import boolean, field_default, optional_str, positive_float
 from tabbench.gpu import DEFAULT_TIMEOUT_S
 from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
@@ -80,22 +80,12 @@ def add_restop_arguments(p: argparse.ArgumentParser) -> None:
                    help="config keep_for_restop: keep what adding a stopping metric later "
                         "needs (each booster, else every epoch's validation logits; "
                         "`tabbench restop`, docs/design.md §16)")
-    p.add_argument("--restop-max-mb", type=_positive_float, default=DEFAULT_MAX_MB,
+    p.add_argument("--restop-max-mb", type=positive_float, default=DEFAULT_MAX_MB,
                    metavar="MB", help="config restop_max_mb: the most a job keeps (float32 "
                    "logits, else float16, else nothing)")
     p.add_argument("--retry-failed", type=boolean, default=False, metavar="true|false",
                    help="config retry_failed: on resume, train a config whose failure is in "
                         "the part folder again instead of keeping it as failed")
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
 
 
 def _members(text: str) -> int | None:
