@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from tabbench.data.pipeline import read_kept
 from tabbench.layout import DataLayout, restop_artefact
-from tabbench.presets import PRESETS
+from tabbench.presets import PRESETS, resolve_config
 from tabbench.restop import restop_runs_file
 from tabbench.runs_schema import val_column
 from tabbench.train_job import run_train_job
@@ -100,35 +100,87 @@ def _float16_differences(model: str, ds: str, data: DataLayout, tmp: Path, n_con
     return diffs
 
 
+def _plan_study(data: DataLayout, datasets: list[str], n_configs: dict[str, int],
+                epochs: dict[str, int], n_splits: int, max_mb: float) -> None:
+    """What keeping plans for every job of a study (``plan_keep``, as each train job logs
+    before training): exact for logits, a bound for boosters. Split 0's sizes stand for
+    every split (the splits' sizes differ by a row at most)."""
+    from tabbench.data.dataset import load_split_data
+    from tabbench.kept import plan_keep
+    from tabbench.models.registry import get_trainer, n_epochs_for
+    from tabbench.search.sampling import sample_config
+
+    print(f"planned keeping, {n_splits} splits, restop_max_mb {max_mb:g} "
+          "(models: a bound; logits: exact):")
+    for model, n in n_configs.items():
+        trainer = get_trainer(model)
+        total, kinds = 0, {}
+        for ds in datasets:
+            split = load_split_data(data.processed(ds), data.splits(ds), 0)
+            plan = {c: (sample_config(model, c, seed=0, dataset=ds, split=0),
+                        n_epochs_for(model, c, epochs)) for c in range(n + 1)}
+            keep = plan_keep(True, max_mb, trainer, plan, split)
+            kind = f"{keep.kind} {keep.dtype or ''}".strip() if keep.keeps else "nothing"
+            kinds.setdefault(kind, []).append(ds)
+            total += keep.estimate_bytes * n_splits if keep.keeps else 0
+        print(f"  {model} ({n + 1} configs): {total / 2**30:.1f} GB ({total} bytes) over "
+              f"{len(datasets) * n_splits} jobs; "
+              + "; ".join(f"{k}: {', '.join(v)}" for k, v in kinds.items()), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, type=Path, help="a processed data folder "
                     "(kept.txt, processed/, splits/)")
     ap.add_argument("--datasets", nargs="+", default=None, help="default: the first 3 kept")
     ap.add_argument("--models", nargs="+", default=["xgboost", "mlp", "realmlp"])
-    ap.add_argument("--n-configs", type=int, default=PRESETS["demo"]["n_configs"])
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="demo",
+                    help="whose configs and epochs the jobs train (default: demo; bundled: "
+                         "the paper's epochs)")
+    ap.add_argument("--n-configs", type=int, default=None,
+                    help="random configs besides the default (default: the preset's)")
+    ap.add_argument("--keep-only", action="store_true",
+                    help="train each job with keeping only (skip the job without it, whose "
+                         "overhead is measured at the demo scale): half the time")
     ap.add_argument("--metrics", nargs="+", default=["brier", "ts_ref_cv5"],
                     help="each re-stopped alone (a cheap one and the costliest built-in)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--float16", action="store_true",
                     help="also: the networks' jobs kept as float16, every metric re-stopped "
                          "against the recorded one")
+    ap.add_argument("--plan", nargs="+", metavar="MODEL=N", default=None,
+                    help="train nothing: print what keeping plans for a study of these "
+                         "models with N random configs each, on --datasets (default: all "
+                         "kept) x the preset's splits")
+    ap.add_argument("--max-mb", type=float, default=512, help="restop_max_mb (with --plan)")
     args = ap.parse_args()
     data = DataLayout(args.data)
+    if args.plan:
+        preset = PRESETS[args.preset]
+        _plan_study(data, args.datasets or read_kept(data.kept),
+                    {m: int(n) for m, n in (x.split("=", 1) for x in args.plan)},
+                    resolve_config({"preset": args.preset})["epochs"], int(preset["n_splits"]),
+                    args.max_mb)
+        return
     datasets = args.datasets or read_kept(data.kept)[:3]
-    epochs = dict(PRESETS["demo"]["epochs"])
+    preset = PRESETS[args.preset]
+    epochs = resolve_config({"preset": args.preset})["epochs"]  # as the workflow has them
+    if args.n_configs is None:
+        args.n_configs = int(preset["n_configs"])
     tmp = Path(tempfile.mkdtemp(prefix="restop_cost_"))
-    print("CPU seconds per job (split 0, demo configs and epochs):")
+    print(f"CPU seconds per job (split 0, {args.preset} epochs, default + {args.n_configs} "
+          "random configs):")
     print(f"{'model':<9} {'dataset':<16} {'train off':>9} {'train on':>9} {'overhead':>8} "
           f"{'kept':>9}" + "".join(f" {'restop ' + m:>18}" for m in args.metrics))
     totals = {"off": 0.0, "train": 0.0, "kept": 0, **{m: 0.0 for m in args.metrics}}
     try:
         for model in args.models:
             for ds in datasets:
-                off = _train(model, ds, data, tmp / "off" / model / ds / "split0.parquet",
-                             False, args.n_configs, epochs, args.threads)
                 out = tmp / "on" / model / ds / "split0.parquet"
                 on = _train(model, ds, data, out, True, args.n_configs, epochs, args.threads)
+                off = on if args.keep_only else _train(
+                    model, ds, data, tmp / "off" / model / ds / "split0.parquet", False,
+                    args.n_configs, epochs, args.threads)
                 kept = restop_artefact(out).stat().st_size if restop_artefact(out).exists() \
                     else 0
                 restops = {m: _restop(out, m, data, args.threads) for m in args.metrics}
@@ -137,7 +189,9 @@ def main() -> None:
                 totals["kept"] += kept
                 for m, t in restops.items():
                     totals[m] += t
-                print(f"{model:<9} {ds:<16} {off:>8.1f}s {on:>8.1f}s {on / off - 1:>+7.1%} "
+                overhead = "–" if args.keep_only else f"{on / off - 1:+.1%}"
+                off_s = "–" if args.keep_only else f"{off:.1f}s"
+                print(f"{model:<9} {ds:<16} {off_s:>9} {on:>8.1f}s {overhead:>8} "
                       f"{kept / 2**20:>7.2f}MB"
                       + "".join(f" {t:>9.2f}s {t / on:>6.1%}" for t in restops.values()),
                       flush=True)
@@ -154,9 +208,13 @@ def main() -> None:
                           flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"all jobs (CPU seconds): training {totals['off']:.1f}s without keeping, "
-          f"{totals['train']:.1f}s with ({totals['train'] / totals['off'] - 1:+.1%}); kept "
-          f"{totals['kept'] / 2**20:.1f} MB in all")
+    if args.keep_only:
+        training = f"{totals['train']:.1f}s with keeping (none without: --keep-only)"
+    else:
+        training = (f"{totals['off']:.1f}s without keeping, {totals['train']:.1f}s with "
+                    f"({totals['train'] / totals['off'] - 1:+.1%})")
+    print(f"all jobs (CPU seconds): training {training}; kept {totals['kept'] / 2**20:.1f} MB "
+          "in all")
     for m in args.metrics:
         print(f"  re-stop of {m}: {totals[m]:.1f}s = {totals[m] / totals['train']:.1%} of the "
               "training")
