@@ -332,6 +332,25 @@ def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regim
         embedded_table("no table here")
 
 
+def test_a_cell_without_the_datasets_it_needs_says_so():
+    from tabbench.claims import reproduction_table
+
+    # small datasets only: every large-dataset claim has none, the ranks cannot be drawn
+    from tabbench.metrics.registry import stopping_metric_ids
+
+    ts_ref = [1 - k / 100 for k in range(2, 10)]
+    values = {("xgboost", "default", m): BASE for m in stopping_metric_ids()}
+    values["xgboost", "default", "ts_ref"] = ts_ref
+    lines = reproduction_table(check_claims(means_frame(values, [2_000] * 8),
+                                            large_rows=10_000)).splitlines()
+    beats = next(line for line in lines if "TS-Ref.+TS beats Logloss+TS" in line)
+    assert beats.endswith("| no datasets: **inconclusive** |") and "0/0/0" not in beats
+    ranks = next(line for line in lines if "perform best" in line)
+    assert ranks.endswith("| too few datasets to rank: **inconclusive** |")
+    all_datasets = [line for line in lines if "all datasets" in line]
+    assert all_datasets and not any("no datasets" in line for line in all_datasets)
+
+
 def test_a_page_gets_its_table_replaced_between_the_markers_and_nothing_else():
     from tabbench.claims import TABLE_BEGIN, TABLE_END, embedded_table, with_embedded_table
 

@@ -485,7 +485,12 @@ TABLE_END = "<!-- end of the generated claims table -->"
 
 
 def _short_cell(r) -> str:
-    """One (claim, model, regime) in a few numbers and the verdict."""
+    """One (claim, model, regime) in a few numbers and the verdict; a cell without the datasets
+    its numbers need says so instead of a row of dashes and zeros."""
+    if r.kind == "best_ranked" and not np.isfinite(r.mean_rank):
+        return f"too few datasets to rank: **{r.verdict}**"
+    if r.subset != "large_vs_small" and not int(r.n) > 0:
+        return f"no datasets: **{r.verdict}**"
     if r.kind == "best_ranked":
         core = (f"ranks {_number(r.mean_rank, '.1f')}, {_number(r.mean_rank_other, '.1f')} "
                 f"(best other {_number(r.best_other_rank, '.1f')}, CD {_number(r.cd, '.1f')})")
