@@ -107,18 +107,17 @@ def _plan_study(data: DataLayout, datasets: list[str], n_configs: dict[str, int]
     every split (the splits' sizes differ by a row at most)."""
     from tabbench.data.dataset import load_split_data
     from tabbench.kept import plan_keep
-    from tabbench.models.registry import get_trainer, n_epochs_for
-    from tabbench.search.sampling import sample_config
+    from tabbench.models.registry import get_trainer
+    from tabbench.train_job import config_plan
 
     print(f"planned keeping, {n_splits} splits, restop_max_mb {max_mb:g} "
           "(models: a bound; logits: exact):")
+    splits = {ds: load_split_data(data.processed(ds), data.splits(ds), 0) for ds in datasets}
     for model, n in n_configs.items():
         trainer = get_trainer(model)
         total, kinds = 0, {}
-        for ds in datasets:
-            split = load_split_data(data.processed(ds), data.splits(ds), 0)
-            plan = {c: (sample_config(model, c, seed=0, dataset=ds, split=0),
-                        n_epochs_for(model, c, epochs)) for c in range(n + 1)}
+        for ds, split in splits.items():
+            plan = config_plan(model, ds, 0, n, epochs, seed=0)
             keep = plan_keep(True, max_mb, trainer, plan, split)
             kind = f"{keep.kind} {keep.dtype or ''}".strip() if keep.keeps else "nothing"
             kinds.setdefault(kind, []).append(ds)
@@ -155,16 +154,14 @@ def main() -> None:
     ap.add_argument("--max-mb", type=float, default=512, help="restop_max_mb (with --plan)")
     args = ap.parse_args()
     data = DataLayout(args.data)
-    if args.plan:
-        preset = PRESETS[args.preset]
-        _plan_study(data, args.datasets or read_kept(data.kept),
-                    {m: int(n) for m, n in (x.split("=", 1) for x in args.plan)},
-                    resolve_config({"preset": args.preset})["epochs"], int(preset["n_splits"]),
-                    args.max_mb)
-        return
-    datasets = args.datasets or read_kept(data.kept)[:3]
     preset = PRESETS[args.preset]
     epochs = resolve_config({"preset": args.preset})["epochs"]  # as the workflow has them
+    if args.plan:
+        _plan_study(data, args.datasets or read_kept(data.kept),
+                    {m: int(n) for m, n in (x.split("=", 1) for x in args.plan)}, epochs,
+                    int(preset["n_splits"]), args.max_mb)
+        return
+    datasets = args.datasets or read_kept(data.kept)[:3]
     if args.n_configs is None:
         args.n_configs = int(preset["n_configs"])
     tmp = Path(tempfile.mkdtemp(prefix="restop_cost_"))

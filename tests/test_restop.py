@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from fixtures.data_fixtures import write_processed_toy
+from fixtures.data_fixtures import write_toy_data_folder
 from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, install_example_plugin
 
 from tabbench import restop
@@ -33,12 +33,7 @@ JOBS = [("xgboost", 1, True), ("lightgbm", 1, True), ("mlp", 1, True), ("xgboost
 
 def _data(root: Path) -> DataLayout:
     """A data folder in the study's layout (what kept boosters predict on)."""
-    processed, splits = write_processed_toy(root / "tmp", n=500, n_classes=3, n_splits=2)
-    layout = DataLayout(root)
-    for src, dst in ((processed, layout.processed("toy")), (splits, layout.splits("toy"))):
-        Path(dst).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src, dst)
-    return layout
+    return write_toy_data_folder(root, n=500, n_classes=3, n_splits=2)
 
 
 def _train(data: DataLayout, results: Path, model: str, split: int, keep: bool) -> Path:

@@ -7,29 +7,18 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from fixtures.data_fixtures import write_processed_toy
+from fixtures.data_fixtures import write_toy_data_folder
 
-from tabbench.layout import DataLayout, restop_artefact
+from tabbench.layout import restop_artefact
 from tabbench.presets import resolve_config
 from tabbench.train_job import run_train_job
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "restop_cost.py"
-
-
-def _data(root: Path) -> DataLayout:
-    processed, splits = write_processed_toy(root / "tmp", n=400, n_classes=3, n_splits=1)
-    layout = DataLayout(root)
-    for src, dst in ((processed, layout.processed("toy")), (splits, layout.splits("toy"))):
-        Path(dst).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src, dst)
-    Path(layout.kept).write_text("toy\n")
-    return layout
 
 
 def _run(*args: str) -> str:
@@ -40,7 +29,7 @@ def _run(*args: str) -> str:
 
 
 def test_the_measuring_run_keeps_each_job_and_restops_one_metric(tmp_path):
-    data = _data(tmp_path / "data")
+    data = write_toy_data_folder(tmp_path / "data", n=400, n_classes=3, n_splits=1)
     out = _run("--data", str(data.root), "--models", "xgboost", "mlp", "--preset", "smoke",
                "--n-configs", "1", "--keep-only", "--metrics", "brier")
     rows = [line.split() for line in out.splitlines() if line.startswith(("xgboost", "mlp"))]
@@ -53,7 +42,7 @@ def test_the_measuring_run_keeps_each_job_and_restops_one_metric(tmp_path):
 
 
 def test_the_plan_is_the_size_a_kept_network_job_writes(tmp_path):
-    data = _data(tmp_path / "data")
+    data = write_toy_data_folder(tmp_path / "data", n=400, n_classes=3, n_splits=1)
     out = _run("--data", str(data.root), "--preset", "smoke", "--plan", "mlp=1", "xgboost=1")
     mlp = next(line for line in out.splitlines() if line.strip().startswith("mlp"))
     assert "logits float32: toy" in mlp and "over 1 jobs" in mlp

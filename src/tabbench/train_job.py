@@ -160,6 +160,16 @@ def _hms(s: float) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
+def config_plan(model: str, dataset: str, split: int, n_configs: int,
+                epochs: Mapping[str, int], seed: int) -> dict[int, tuple[dict[str, Any], int]]:
+    """config -> (params, epochs) of a train job: the default (config 0) and ``n_configs``
+    random configs of ``model``. What the job trains and what its keeping is planned for
+    (``benchmarks/restop_cost.py --plan`` sizes a study from it without training)."""
+    return {c: (sample_config(model, c, seed=seed, dataset=dataset, split=split),
+                n_epochs_for(model, c, epochs))
+            for c in range(int(n_configs) + 1)}
+
+
 def run_train_job(
     model: str,
     dataset: str,
@@ -232,14 +242,8 @@ def run_train_job(
     members = parse_members(members)
     if memory_gb is None or not float(memory_gb) > 0:
         raise ValueError(f"memory_gb (config network_memory_gb) must be > 0, got {memory_gb!r}")
-    ids = list(range(int(n_configs) + 1))
-    plan = {
-        c: (
-            sample_config(model, c, seed=seed, dataset=dataset, split=split),
-            n_epochs_for(model, c, epochs),
-        )
-        for c in ids
-    }
+    plan = config_plan(model, dataset, split, n_configs, epochs, seed)
+    ids = list(plan)
     with contextlib.ExitStack() as stack:
         # first, so that a device problem fails the job before anything is read or written
         if is_network(model):
