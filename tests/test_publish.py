@@ -42,7 +42,9 @@ def test_a_published_copy_redraws_the_same_summary_claims_and_diagnostics(study,
     assert is_published(copy) and read_manifest(copy) == manifest
     runs = sorted(str(p.relative_to(copy)) for p in (copy / "runs").rglob("*.parquet"))
     meta = json.loads((study / "summary" / "meta.json").read_text())
-    assert len(runs) == 1 and meta["curve_run"].endswith(runs[0])  # only Fig. 1's run
+    assert len(runs) == 1 and runs[0] == f"runs/{meta['curve_run']}"  # only Fig. 1's run
+    # the curve run is named relative to the runs folder, not by this machine's path
+    assert not Path(meta["curve_run"]).is_absolute()
     assert "runs/ (all but the Fig. 1 run)" in manifest["left_out"]
     out = tmp_path / "redrawn"
     assert cli.main(["figures", "--results", str(copy), "--out", str(out), "--jobs", "1"]) == 0

@@ -99,7 +99,9 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "n_datasets": int(selected["dataset"].nunique()),
         "n_large_datasets": int(selected.loc[selected["n_rows"] >= large_rows,
                                              "dataset"].nunique()),
-        "curve_run": None if curve_run is None else str(curve_run),
+        # relative to the runs folder: the same on every machine and in a published copy
+        "curve_run": (None if curve_run is None
+                      else curve_run.relative_to(Path(runs_dir)).as_posix()),
         **view.as_meta(),
         "dropped_splits": dropped_splits(selected, baseline=view.baseline, pairs=pairs),
         "failures": failures,
