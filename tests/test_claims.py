@@ -311,7 +311,7 @@ def test_a_claim_compares_only_the_splits_both_methods_have():
 
 
 def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regime():
-    from tabbench.claims import TABLE_BEGIN, TABLE_END, embedded_table, reproduction_table
+    from tabbench.claims import reproduction_table
 
     ts_ref = [1 - k / 100 for k in range(2, 10)]
     means = means_frame({("xgboost", "default", "logloss"): BASE,
@@ -326,10 +326,6 @@ def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regim
     row = next(line for line in lines if "TS-Ref.+TS beats Logloss+TS" in line)
     assert "-5.50 %" in row and "8/0/0" in row and "**reproduced**" in row
     assert "0/8/0" in row and "**not reproduced**" in row  # the MLP's tie: no gain
-    page = f"intro\n{TABLE_BEGIN}\n{table}\n{TABLE_END}\nmore"
-    assert embedded_table(page) == table
-    with pytest.raises(ValueError, match="markers missing"):
-        embedded_table("no table here")
 
 
 def test_a_cell_without_the_datasets_it_needs_says_so():
@@ -349,15 +345,3 @@ def test_a_cell_without_the_datasets_it_needs_says_so():
     assert ranks.endswith("| too few datasets to rank: **inconclusive** |")
     all_datasets = [line for line in lines if "all datasets" in line]
     assert all_datasets and not any("no datasets" in line for line in all_datasets)
-
-
-def test_a_page_gets_its_table_replaced_between_the_markers_and_nothing_else():
-    from tabbench.claims import TABLE_BEGIN, TABLE_END, embedded_table, with_embedded_table
-
-    page = f"intro\n{TABLE_BEGIN}\n| old | table |\n{TABLE_END}\nmore text\n"
-    new = with_embedded_table(page, "| new | table |\n|---|---|")
-    assert embedded_table(new) == "| new | table |\n|---|---|"
-    assert new.startswith(f"intro\n{TABLE_BEGIN}\n") and new.endswith(f"{TABLE_END}\nmore text\n")
-    assert with_embedded_table(new, "| new | table |\n|---|---|") == new  # idempotent
-    with pytest.raises(ValueError, match="markers missing"):
-        with_embedded_table("no markers", "| t |")

@@ -1,6 +1,7 @@
-"""docs/reproduction.md cannot drift from the code: its claims table is recomputed here from the
+"""docs/reproduction.md cannot drift from the code: its generated tables (tabbench.page_tables:
+the claims, the complete pairs, the all-datasets comparison) are recomputed here from the
 study's results shipped in docs/results/bundled/ (a published copy: tabbench.publish), with the
-folder's own settings, and must be the page's table to the character."""
+folder's own settings, and must be the page's tables to the character."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tabbench.claims import embedded_table
+from tabbench.page_tables import embedded, names_in
 from tabbench.publish import MAX_BYTES, is_published, read_manifest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,17 +28,20 @@ def test_the_shipped_results_are_a_published_copy_within_budget():
     assert manifest["files"]  # what it copied is listed
 
 
-def test_the_page_claims_table_is_what_the_shipped_results_give(tmp_path):
-    """The page's own regeneration command, run on a copy of the page, changes nothing: its
-    table is what tabbench.claims.reproduction_table gives on the shipped results with their
+def test_the_page_tables_are_what_the_shipped_results_give(tmp_path):
+    """The page's own regeneration command, run on a copy of the page, changes nothing: each
+    generated table is what tabbench.page_tables computes from the shipped results with their
     own settings (tabbench.results_folder.summary_frames)."""
+    assert {"claims", "complete_pairs", "all_datasets"} <= set(names_in(PAGE.read_text()))
     page = tmp_path / "reproduction.md"
     page.write_text(PAGE.read_text())
     proc = subprocess.run([sys.executable, "-m", "tabbench.cli", "claims-table", "--results",
                            str(SHIPPED), "--page", str(page), "--jobs", "1"],
                           capture_output=True, text=True, cwd=REPO, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert embedded_table(page.read_text()) == embedded_table(PAGE.read_text()), (
-        "docs/reproduction.md's claims table differs from its shipped results: regenerate it "
-        "with `tabbench claims-table --results docs/results/bundled --page docs/reproduction.md`")
+    for name in names_in(PAGE.read_text()):
+        assert embedded(page.read_text(), name) == embedded(PAGE.read_text(), name), (
+            f"docs/reproduction.md's generated table {name!r} differs from its shipped results: "
+            "regenerate the page's tables with `tabbench claims-table --results "
+            "docs/results/bundled --page docs/reproduction.md`")
     assert page.read_text() == PAGE.read_text()  # and nothing else of the page is touched

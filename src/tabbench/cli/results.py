@@ -95,23 +95,27 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
 
 
 def _claims_table(args: argparse.Namespace) -> int:
-    from tabbench.claims import reproduction_table, with_embedded_table
+    from tabbench.claims import reproduction_table
     from tabbench.io import write_text_atomic
+    from tabbench.layout import read_run_config
+    from tabbench.page_tables import PageInputs, names_in, regenerate_page
     from tabbench.results_folder import collect_selected, summary_frames
 
     selected, _ = collect_selected(args.results, args.jobs)
-    frames, _ = summary_frames(args.results, selected)
-    table = reproduction_table(frames["claims"])
+    frames, large_rows = summary_frames(args.results, selected)
+    models = tuple((read_run_config(args.results) or {}).get("models") or ())
     if args.page is None:
-        print(table)
+        print(reproduction_table(frames["claims"]))
         return 0
     try:
-        page = with_embedded_table(args.page.read_text(), table)
+        text = args.page.read_text()
+        page = regenerate_page(text, PageInputs(frames, selected, large_rows, models))
     except ValueError as err:
         print(f"tabbench claims-table: error: {args.page}: {err}", file=sys.stderr)
         return 2
     write_text_atomic(page, args.page)
-    print(f"{args.page}: claims table of {args.results} written between the markers")
+    print(f"{args.page}: generated tables {', '.join(names_in(text))} of {args.results} "
+          "written between their markers")
     return 0
 
 
@@ -171,12 +175,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "claims-table", help="the claims of a results folder as one Markdown table",
         description="The paper's claims checked on --results DIR with the folder's own "
-                    "settings (tabbench.claims.reproduction_table), printed, or written into "
-                    "--page between its markers (docs/reproduction.md: a test checks the page "
-                    "against its shipped results).")
+                    "settings (tabbench.claims.reproduction_table), printed; or, with --page, "
+                    "every generated table the page holds (tabbench.page_tables: the claims, "
+                    "the complete pairs, the all-datasets comparison) rewritten between its "
+                    "markers (docs/reproduction.md: a test checks the page against its shipped "
+                    "results).")
     p.add_argument("--results", required=True, type=Path)
     p.add_argument("--page", type=Path, default=None,
-                   help="a Markdown page holding the generated table's markers")
+                   help="a Markdown page holding generated tables' markers")
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
     p.set_defaults(func=_claims_table)
 

@@ -1,0 +1,175 @@
+"""The generated tables of a Markdown page (docs/reproduction.md): each sits between markers of
+its own name and is rewritten from a results folder by ``tabbench claims-table --page``, so a
+page that reports a study cannot drift from the study's shipped results; the page's prose and
+everything outside the markers is left as it is.
+
+A page names what it embeds: ``<!-- generated table: NAME; ... -->`` up to
+``<!-- end of generated table: NAME -->``, with ``NAME`` one of :data:`TABLES`:
+
+* ``claims``: every claim of the paper checked (:func:`tabbench.claims.reproduction_table`);
+* ``complete_pairs``: per model of the study, the (model, dataset) pairs the folder holds
+  selections of (a selection needs every split), and which of them are large: what every
+  verdict of the page is computed from;
+* ``all_datasets``: test logloss of a few methods relative to the baseline on all datasets, per
+  (model, regime): the summary's medians, W/T/L and Bayesian probabilities.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tabbench.methods import BASELINE
+
+_BEGIN = "<!-- generated table: {name}; by `tabbench claims-table --page`, do not edit -->"
+_END = "<!-- end of generated table: {name} -->"
+_ANY_BEGIN = re.compile(r"<!-- generated table: ([A-Za-z0-9_]+);")
+
+#: the methods of the ``all_datasets`` table, each against :data:`BASELINE`: the paper's
+#: recommendation, the baseline without its TS, and stopping on accuracy
+ALL_DATASETS_METHODS = ("TS-Ref.+TS", "Logloss", "Accuracy+TS")
+
+
+@dataclass(frozen=True)
+class PageInputs:
+    """What a generated table is computed from: the summary frames of a results folder
+    (:func:`tabbench.results_folder.summary_frames`), its selected rows and "large" threshold."""
+
+    frames: Mapping[str, Any]
+    selected: pd.DataFrame
+    large_rows: int
+    #: the models the study trains (its settings): those without a selection yet are listed too
+    models: tuple[str, ...] = ()
+
+
+def markers(name: str) -> tuple[str, str]:
+    """The opening and closing marker of the generated table ``name``."""
+    return _BEGIN.format(name=name), _END.format(name=name)
+
+
+def _span(page: str, name: str) -> tuple[int, int]:
+    begin, end = markers(name)
+    try:
+        start = page.index(begin) + len(begin)
+        stop = page.index(end, start)
+    except ValueError:
+        raise ValueError(f"the page holds no generated table {name!r} (markers missing)") from None
+    return start, stop
+
+
+def embedded(page: str, name: str) -> str:
+    """The generated table ``name`` as the page holds it."""
+    start, stop = _span(page, name)
+    return page[start:stop].strip()
+
+
+def names_in(page: str) -> list[str]:
+    """The generated tables ``page`` holds, in page order; an unknown name is an error (a
+    typo in a marker would otherwise leave a table unchecked)."""
+    names = _ANY_BEGIN.findall(page)
+    unknown = sorted(set(names) - set(TABLES))
+    if unknown:
+        raise ValueError(f"unknown generated table(s) {unknown}; known: {sorted(TABLES)}")
+    return names
+
+
+def with_tables(page: str, tables: Mapping[str, str]) -> str:
+    """``page`` with each table of ``tables`` between its markers in place of what was there;
+    the rest of the page unchanged. Every named table's markers must be in the page."""
+    for name, table in tables.items():
+        start, stop = _span(page, name)
+        page = f"{page[:start]}\n{table}\n{page[stop:]}"
+    return page
+
+
+def regenerate_page(page: str, inputs: PageInputs) -> str:
+    """Every generated table of ``page`` recomputed from ``inputs``; a page without any is an
+    error (nothing would be kept in step)."""
+    names = names_in(page)
+    if not names:
+        raise ValueError("the page holds no generated table (markers missing); known: "
+                         f"{sorted(TABLES)}")
+    return with_tables(page, {name: TABLES[name](inputs) for name in names})
+
+
+# --- the tables ---------------------------------------------------------------------------------
+
+def _claims(inputs: PageInputs) -> str:
+    from tabbench.claims import reproduction_table
+
+    return reproduction_table(inputs.frames["claims"])
+
+
+def complete_pairs_table(selected: pd.DataFrame, large_rows: int,
+                         models: tuple[str, ...] = ()) -> str:
+    """Per model (those of ``selected`` and ``models``): how many (model, dataset) pairs have
+    selections and their names, and how many (and which) of them have at least ``large_rows``
+    rows; "none yet" for a model of ``models`` without any."""
+    from tabbench.plots.style import model_label, order_models
+
+    rows = (selected.groupby(["model", "dataset"])["n_rows"].max().reset_index()
+            if not selected.empty else pd.DataFrame({"model": [], "dataset": [], "n_rows": []}))
+    everyone = order_models(list(dict.fromkeys([*rows["model"], *models])))
+    if not everyone:
+        return "No (model, dataset) pair has selections."
+    lines = [f"| model | complete (model, dataset) pairs | of them large (≥ {large_rows:,} rows) |",
+             "|---|---|---|"]
+    for model in everyone:
+        mine = rows[rows["model"] == model].sort_values("dataset", key=lambda s: s.str.lower())
+        if mine.empty:
+            lines.append(f"| {model_label(model)} | none yet | – |")
+            continue
+        large = mine[mine["n_rows"] >= large_rows]["dataset"].tolist()
+        lines.append(f"| {model_label(model)} | {len(mine)}: {', '.join(mine['dataset'])} | "
+                     f"{len(large)}" + (f" ({', '.join(large)})" if large else "") + " |")
+    return "\n".join(lines)
+
+
+def _cell(row: pd.Series) -> str:
+    cell = f"{row['median']:+.2f} %, {int(row['wins'])}/{int(row['ties'])}/{int(row['losses'])}"
+    if np.isfinite(row["p_better"]):
+        cell += f", {row['p_better']:.2f}/{row['p_equivalent']:.2f}/{row['p_worse']:.2f}"
+    return cell.replace("-", "−")
+
+
+def baseline_table(summary: pd.DataFrame, subset: str = "all", metric: str = "logloss",
+                   methods: tuple[str, ...] = ALL_DATASETS_METHODS,
+                   baseline: str = BASELINE) -> str:
+    """``methods`` against ``baseline`` (the one the summary was computed against) in the test
+    ``metric`` over the datasets of ``subset``, a column per (model, regime): median relative
+    difference, W/T/L, and P(better)/P(equivalent)/P(worse) (the summary's,
+    :mod:`tabbench.comparisons`)."""
+    from tabbench.plots.style import model_label, order_models
+
+    rows = summary[(summary["subset"] == subset) & (summary["metric"] == metric)]
+    if rows.empty:
+        return f"No dataset in the subset {subset!r}."
+    groups = {(m, reg): rows[(rows["model"] == m) & (rows["regime"] == reg)]
+              for m in order_models(rows["model"].unique()) for reg in ("default", "tuned")}
+    groups = {key: g for key, g in groups.items() if not g.empty}
+    head = [f"method (vs {baseline})"] + [f"{model_label(m)} {reg} (n = {int(g['n'].max())})"
+                                          for (m, reg), g in groups.items()]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for method in methods:
+        cells = []
+        for g in groups.values():
+            hit = g[g["method"] == method]
+            cells.append("–" if hit.empty else _cell(hit.iloc[0]))
+        label = method if method.endswith("+TS") else f"{method} (no TS)"
+        lines.append("| " + " | ".join([label, *cells]) + " |")
+    return "\n".join(lines)
+
+
+#: every generated table a page may hold: name -> how it is computed
+TABLES: dict[str, Callable[[PageInputs], str]] = {
+    "claims": _claims,
+    "complete_pairs": lambda i: complete_pairs_table(i.selected, i.large_rows, i.models),
+    "all_datasets": lambda i: baseline_table(i.frames["summary"],
+                                             baseline=i.frames["meta"].get("baseline")
+                                             or BASELINE),
+}

@@ -1,0 +1,109 @@
+"""A page's generated tables (tabbench.page_tables): each is rewritten between its own markers
+and nothing else of the page changes; a marker the code does not know, or a page without any,
+is an error; the tables say what the frames hold (docs/reproduction.md's drift test,
+tests/test_reproduction_page.py, runs them on the shipped study)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tabbench.page_tables import (
+    PageInputs,
+    baseline_table,
+    complete_pairs_table,
+    embedded,
+    markers,
+    names_in,
+    regenerate_page,
+    with_tables,
+)
+
+
+def _page(*names: str) -> str:
+    parts = ["intro"]
+    for name in names:
+        begin, end = markers(name)
+        parts += [begin, "| old |", end, f"text after {name}"]
+    return "\n".join(parts) + "\n"
+
+
+def _selected() -> pd.DataFrame:
+    rows = [("xgboost", "adult", 48_842), ("xgboost", "kc1", 2_109), ("lightgbm", "Car", 1_728),
+            ("lightgbm", "adult", 48_842)]
+    return pd.DataFrame([{"model": m, "dataset": d, "n_rows": n, "split": s}
+                         for m, d, n in rows for s in range(2)])
+
+
+def _summary() -> pd.DataFrame:
+    def row(model, regime, method, median, wtl, p=(np.nan, np.nan, np.nan), n=7, subset="all"):
+        return {"subset": subset, "model": model, "regime": regime, "metric": "logloss",
+                "method": method, "n": n, "median": median, "wins": wtl[0], "ties": wtl[1],
+                "losses": wtl[2], "p_better": p[0], "p_equivalent": p[1], "p_worse": p[2]}
+
+    return pd.DataFrame([
+        row("xgboost", "default", "TS-Ref.+TS", -1.25, (5, 0, 2), (0.9, 0.08, 0.02)),
+        row("xgboost", "default", "Logloss", 0.5, (2, 1, 4), (0.1, 0.3, 0.6)),
+        row("xgboost", "tuned", "TS-Ref.+TS", -0.004, (1, 0, 0), n=1),
+        row("xgboost", "tuned", "Brier+TS", 3.0, (0, 0, 1), n=1),
+        row("xgboost", "default", "TS-Ref.+TS", 99.0, (9, 9, 9), subset="large"),
+    ])
+
+
+def test_each_table_is_replaced_between_its_own_markers_and_nothing_else():
+    page = _page("complete_pairs", "claims")
+    new = with_tables(page, {"claims": "| new |\n|---|"})
+    assert embedded(new, "claims") == "| new |\n|---|"
+    assert embedded(new, "complete_pairs") == "| old |"
+    assert new.replace("| new |\n|---|", "| old |") == page  # the rest of the page as it was
+    assert with_tables(new, {"claims": "| new |\n|---|"}) == new  # idempotent
+    assert names_in(page) == ["complete_pairs", "claims"]
+
+
+def test_a_page_without_tables_or_with_an_unknown_one_is_refused():
+    inputs = PageInputs({"claims": pd.DataFrame()}, _selected(), 10_000)
+    with pytest.raises(ValueError, match="no generated table"):
+        regenerate_page("just prose\n", inputs)
+    with pytest.raises(ValueError, match=r"unknown generated table\(s\) \['clams'\]"):
+        regenerate_page(_page("clams"), inputs)
+    with pytest.raises(ValueError, match="'claims' \\(markers missing\\)"):
+        with_tables("no markers", {"claims": "| t |"})
+    begin, _ = markers("claims")
+    with pytest.raises(ValueError, match="markers missing"):  # an opening without its end
+        embedded(f"{begin}\n| t |\n", "claims")
+
+
+def test_the_complete_pairs_table_lists_each_model_its_pairs_and_the_large_ones():
+    table = complete_pairs_table(_selected(), 10_000, models=("xgboost", "mlp", "lightgbm"))
+    lines = table.splitlines()
+    assert lines[0] == "| model | complete (model, dataset) pairs | of them large (≥ 10,000 rows) |"
+    assert "| XGBoost | 2: adult, kc1 | 1 (adult) |" in lines
+    assert "| LightGBM | 2: adult, Car | 1 (adult) |" in lines  # names sorted ignoring case
+    assert "| MLP | none yet | – |" in lines  # a model of the study without a pair yet
+    assert "| XGBoost | 2: adult, kc1 | 0 |" in complete_pairs_table(_selected(), 50_000)
+    assert complete_pairs_table(_selected().iloc[:0], 10_000) == (
+        "No (model, dataset) pair has selections.")
+
+
+def test_the_all_datasets_table_gives_the_summary_numbers_against_the_baseline():
+    lines = baseline_table(_summary()).splitlines()
+    assert lines[0] == ("| method (vs Logloss+TS) | XGBoost default (n = 7) | "
+                        "XGBoost tuned (n = 1) |")
+    assert lines[2] == "| TS-Ref.+TS | −1.25 %, 5/0/2, 0.90/0.08/0.02 | −0.00 %, 1/0/0 |"
+    assert lines[3] == "| Logloss (no TS) | +0.50 %, 2/1/4, 0.10/0.30/0.60 | – |"
+    assert lines[4] == "| Accuracy+TS | – | – |"  # no such rows: a dash, not a zero
+    assert "99.00" not in "\n".join(lines)  # subset "all" only
+    other = baseline_table(_summary(), methods=("Brier+TS",), baseline="Brier+TS").splitlines()
+    assert other[0].startswith("| method (vs Brier+TS) |") and other[2].endswith("+3.00 %, 0/0/1 |")
+    assert baseline_table(_summary(), subset="none") == "No dataset in the subset 'none'."
+
+
+def test_regenerating_a_page_fills_every_table_it_holds_from_the_inputs():
+    frames = {"claims": pd.DataFrame(), "summary": _summary(), "meta": {}}
+    page = _page("all_datasets", "complete_pairs")
+    new = regenerate_page(page, PageInputs(frames, _selected(), 10_000, ("xgboost", "mlp")))
+    assert embedded(new, "all_datasets") == baseline_table(_summary())
+    assert embedded(new, "complete_pairs") == complete_pairs_table(_selected(), 10_000,
+                                                                   ("xgboost", "mlp"))
+    assert new.startswith("intro\n") and "text after all_datasets" in new
