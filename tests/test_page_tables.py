@@ -107,3 +107,39 @@ def test_regenerating_a_page_fills_every_table_it_holds_from_the_inputs():
     assert embedded(new, "complete_pairs") == complete_pairs_table(_selected(), 10_000,
                                                                    ("xgboost", "mlp"))
     assert new.startswith("intro\n") and "text after all_datasets" in new
+
+
+def test_the_ranks_table_gives_each_methods_mean_rank_and_the_critical_difference():
+    from tabbench.page_tables import ranks_table
+
+    def row(model, regime, method, rank, n=6, cd=2.5, subset="all"):
+        return {"subset": subset, "model": model, "regime": regime, "metric": "logloss",
+                "method": method, "mean_rank": rank, "n": n, "cd": cd}
+
+    ranks = pd.DataFrame([row("lightgbm", "tuned", "Logloss+TS", 2.0),
+                          row("lightgbm", "tuned", "TS-Ref.+TS", 1.0),
+                          row("xgboost", "default", "TS-Ref.+TS", 1.5, n=9, cd=3.5),
+                          row("xgboost", "default", "TS-Ref.+TS", 9.0, subset="large")])
+    lines = ranks_table(ranks).splitlines()
+    assert lines[0] == "| method (mean rank, 1 = best) | XGBoost default | LightGBM tuned |"
+    assert lines[2] == "| Logloss+TS | – | 2.00 |"  # the methods in figure order
+    assert lines[3] == "| TS-Ref.+TS | 1.50 | 1.00 |"
+    assert lines[-1] == "| datasets, critical difference | 9, 3.50 | 6, 2.50 |"
+    assert len(lines) == 5  # only the methods ranked
+    assert ranks_table(ranks.iloc[:0]).startswith("No (model, regime) has the datasets to rank")
+
+
+def test_the_regret_table_gives_each_stopping_metrics_median_regret_on_logloss_after_ts():
+    from tabbench.page_tables import regret_table
+
+    def row(stopping, median, target="logloss_ts", kind="regret"):
+        return {"model": "mlp", "regime": "tuned", "stopping": stopping, "target": target,
+                "kind": kind, "n": 4, "median": median}
+
+    regret = pd.DataFrame([row("ts_ref", 0.00123), row("logloss", 0.0101),
+                           row("logloss", 0.5, target="error"),
+                           row("logloss", 0.7, kind="rel_regret")])
+    lines = regret_table(regret).splitlines()
+    assert lines[0] == "| stopping metric (median regret) | MLP tuned (n = 4) |"
+    assert lines[2:] == ["| Logloss | 0.0101 |", "| TS-Ref. | 0.0012 |"]  # registry order
+    assert regret_table(None).startswith("No diagnostics in this results folder")

@@ -11,7 +11,11 @@ A page names what it embeds: ``<!-- generated table: NAME; ... -->`` up to
   selections of (a selection needs every split), and which of them are large: what every
   verdict of the page is computed from;
 * ``all_datasets``: test logloss of a few methods relative to the baseline on all datasets, per
-  (model, regime): the summary's medians, W/T/L and Bayesian probabilities.
+  (model, regime): the summary's medians, W/T/L and Bayesian probabilities;
+* ``ranks``: the mean rank of each stopping method (+TS) over all datasets per (model, regime),
+  with the critical difference: the numbers of the CD diagrams;
+* ``regret``: each stopping metric's median regret against the best (config, epoch) on test
+  (the diagnostics' ``regret_summary``, computed from every runs file).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,6 +50,24 @@ class PageInputs:
     large_rows: int
     #: the models the study trains (its settings): those without a selection yet are listed too
     models: tuple[str, ...] = ()
+    #: the diagnostics' regret summary (``summary/diagnostics/regret_summary.parquet``), if any
+    regret: pd.DataFrame | None = None
+
+
+def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
+    """The inputs of every generated table from the results folder ``results`` (a study's or a
+    published copy), read with the folder's own settings."""
+    from tabbench.diagnostics.paths import DIAGNOSTIC_TABLE_FILES
+    from tabbench.io import read_parquet
+    from tabbench.layout import ResultsLayout, read_run_config
+    from tabbench.results_folder import collect_selected, summary_frames
+
+    selected, _ = collect_selected(results, jobs)
+    frames, large_rows = summary_frames(results, selected)
+    models = tuple((read_run_config(results) or {}).get("models") or ())
+    regret = Path(ResultsLayout(results).diagnostics_dir) / DIAGNOSTIC_TABLE_FILES["regret"]
+    return PageInputs(frames, selected, large_rows, models,
+                      read_parquet(regret) if regret.is_file() else None)
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -144,14 +167,12 @@ def baseline_table(summary: pd.DataFrame, subset: str = "all", metric: str = "lo
     ``metric`` over the datasets of ``subset``, a column per (model, regime): median relative
     difference, W/T/L, and P(better)/P(equivalent)/P(worse) (the summary's,
     :mod:`tabbench.comparisons`)."""
-    from tabbench.plots.style import model_label, order_models
+    from tabbench.plots.style import model_label
 
     rows = summary[(summary["subset"] == subset) & (summary["metric"] == metric)]
     if rows.empty:
         return f"No dataset in the subset {subset!r}."
-    groups = {(m, reg): rows[(rows["model"] == m) & (rows["regime"] == reg)]
-              for m in order_models(rows["model"].unique()) for reg in ("default", "tuned")}
-    groups = {key: g for key, g in groups.items() if not g.empty}
+    groups = _columns(rows)
     head = [f"method (vs {baseline})"] + [f"{model_label(m)} {reg} (n = {int(g['n'].max())})"
                                           for (m, reg), g in groups.items()]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -165,6 +186,65 @@ def baseline_table(summary: pd.DataFrame, subset: str = "all", metric: str = "lo
     return "\n".join(lines)
 
 
+def _columns(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """The rows of each (model, regime) of ``frame`` that has any, in figure order."""
+    from tabbench.plots.style import order_models
+
+    groups = {(m, reg): frame[(frame["model"] == m) & (frame["regime"] == reg)]
+              for m in order_models(frame["model"].unique()) for reg in ("default", "tuned")}
+    return {key: g for key, g in groups.items() if not g.empty}
+
+
+def ranks_table(ranks: pd.DataFrame, subset: str = "all", metric: str = "logloss") -> str:
+    """Mean rank of each stopping method over the datasets of ``subset`` (test ``metric``),
+    a column per (model, regime), then the datasets and the critical difference (Nemenyi) of
+    each column: what the CD diagrams draw (:func:`tabbench.summary_tables.rank_table`)."""
+    from tabbench.methods import ts_method_names
+    from tabbench.plots.style import model_label
+
+    rows = ranks[(ranks["subset"] == subset) & (ranks["metric"] == metric)]
+    groups = _columns(rows)
+    if not groups:
+        return f"No (model, regime) has the datasets to rank in the subset {subset!r}."
+    head = ["method (mean rank, 1 = best)"] + [f"{model_label(m)} {reg}" for m, reg in groups]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    present = set(rows["method"])
+    for method in (m for m in ts_method_names() if m in present):
+        cells = []
+        for g in groups.values():
+            hit = g[g["method"] == method]
+            cells.append("–" if hit.empty else f"{hit['mean_rank'].iloc[0]:.2f}")
+        lines.append("| " + " | ".join([method, *cells]) + " |")
+    lines.append("| " + " | ".join(["datasets, critical difference"] + [
+        f"{int(g['n'].max())}, {g['cd'].max():.2f}" for g in groups.values()]) + " |")
+    return "\n".join(lines)
+
+
+def regret_table(regret: pd.DataFrame | None) -> str:
+    """Median regret of each stopping metric (test logloss after TS of its selection minus the
+    best (config, epoch) on test), a column per (model, regime), with the datasets it is over."""
+    from tabbench.diagnostics.selection_bias import MAIN_TARGET
+    from tabbench.metrics.registry import get_stopping_metrics
+    from tabbench.plots.style import model_label
+
+    if regret is None:
+        return "No diagnostics in this results folder (`snakemake diagnostics` writes them)."
+    rows = regret[(regret["target"] == MAIN_TARGET) & (regret["kind"] == "regret")]
+    groups = _columns(rows)
+    if not groups:
+        return "No regret was computed (no runs files were read)."
+    head = ["stopping metric (median regret)"] + [
+        f"{model_label(m)} {reg} (n = {int(g['n'].max())})" for (m, reg), g in groups.items()]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for metric in (m for m in get_stopping_metrics().values() if m.id in set(rows["stopping"])):
+        cells = []
+        for g in groups.values():
+            hit = g[g["stopping"] == metric.id]
+            cells.append("–" if hit.empty else f"{hit['median'].iloc[0]:.4f}")
+        lines.append("| " + " | ".join([metric.label, *cells]) + " |")
+    return "\n".join(lines)
+
+
 #: every generated table a page may hold: name -> how it is computed
 TABLES: dict[str, Callable[[PageInputs], str]] = {
     "claims": _claims,
@@ -172,4 +252,6 @@ TABLES: dict[str, Callable[[PageInputs], str]] = {
     "all_datasets": lambda i: baseline_table(i.frames["summary"],
                                              baseline=i.frames["meta"].get("baseline")
                                              or BASELINE),
+    "ranks": lambda i: ranks_table(i.frames["ranks"]),
+    "regret": lambda i: regret_table(i.regret),
 }

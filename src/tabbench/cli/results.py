@@ -97,19 +97,15 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
 def _claims_table(args: argparse.Namespace) -> int:
     from tabbench.claims import reproduction_table
     from tabbench.io import write_text_atomic
-    from tabbench.layout import read_run_config
-    from tabbench.page_tables import PageInputs, names_in, regenerate_page
-    from tabbench.results_folder import collect_selected, summary_frames
+    from tabbench.page_tables import names_in, page_inputs, regenerate_page
 
-    selected, _ = collect_selected(args.results, args.jobs)
-    frames, large_rows = summary_frames(args.results, selected)
-    models = tuple((read_run_config(args.results) or {}).get("models") or ())
+    inputs = page_inputs(args.results, args.jobs)
     if args.page is None:
-        print(reproduction_table(frames["claims"]))
+        print(reproduction_table(inputs.frames["claims"]))
         return 0
     try:
         text = args.page.read_text()
-        page = regenerate_page(text, PageInputs(frames, selected, large_rows, models))
+        page = regenerate_page(text, inputs)
     except ValueError as err:
         print(f"tabbench claims-table: error: {args.page}: {err}", file=sys.stderr)
         return 2
@@ -177,7 +173,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="The paper's claims checked on --results DIR with the folder's own "
                     "settings (tabbench.claims.reproduction_table), printed; or, with --page, "
                     "every generated table the page holds (tabbench.page_tables: the claims, "
-                    "the complete pairs, the all-datasets comparison) rewritten between its "
+                    "the complete pairs, the all-datasets comparison, the ranks, the regret) "
+                    "rewritten between its "
                     "markers (docs/reproduction.md: a test checks the page against its shipped "
                     "results).")
     p.add_argument("--results", required=True, type=Path)
