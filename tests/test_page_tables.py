@@ -143,3 +143,25 @@ def test_the_regret_table_gives_each_stopping_metrics_median_regret_on_logloss_a
     assert lines[0] == "| stopping metric (median regret) | MLP tuned (n = 4) |"
     assert lines[2:] == ["| Logloss | 0.0101 |", "| TS-Ref. | 0.0012 |"]  # registry order
     assert regret_table(None).startswith("No diagnostics in this results folder")
+
+
+def test_the_progress_table_is_the_status_recorded_when_the_copy_was_published():
+    from tabbench.page_tables import progress_table
+
+    def model(name, done, running, left, seconds):
+        return {"model": name, "planned": done + running + left, "done": done,
+                "running": running, "left": left, "configs_recorded": 1234 * done,
+                "configs_failed": 1, "seconds_left": seconds}
+
+    manifest = {"published": "2026-12-02T07:00:00+0000", "status": {
+        "models": [model("mlp", 10, 2, 83, 30 * 3600.0), model("xgboost", 95, 0, 0, None)],
+        "seconds_left": 15.5 * 3600, "workers": 1.94, "ends": "2026-12-02T22:30:00+00:00",
+        "not_predicted": []}}
+    lines = progress_table(manifest).splitlines()
+    assert lines[2] == "| XGBoost | 95 of 95 | 0 | 117,230 | 1 | none |"
+    assert lines[3] == "| MLP | 10 of 95 | 2 | 12,340 | 1 | 30.0 h |"
+    assert lines[-1] == ("Published 2026-12-02T07:00:00+0000: about 15.5 h of wall time left at "
+                         "1.9 jobs in flight, done around 2026-12-02T22:30:00+00:00.")
+    assert progress_table(None).startswith("Not a published copy")
+    assert "before progress was kept" in progress_table({"published": "x"})
+    assert progress_table({"status": {"error": "no such folder"}}).endswith("no such folder.")

@@ -46,6 +46,10 @@ def test_a_published_copy_redraws_the_same_summary_claims_and_diagnostics(study,
     # the curve run is named relative to the runs folder, not by this machine's path
     assert not Path(meta["curve_run"]).is_absolute()
     assert "runs/ (all but the Fig. 1 run)" in manifest["left_out"]
+    # the study's progress when published, as tabbench status gives it, without machine paths
+    status = manifest["status"]
+    assert {m["model"]: m["done"] for m in status["models"]} == {m: 6 for m in MODELS}
+    assert "results" not in status and "data_dir" not in status
     out = tmp_path / "redrawn"
     assert cli.main(["figures", "--results", str(copy), "--out", str(out), "--jobs", "1"]) == 0
     want, got = read_summary(study / "summary"), read_summary(out / "summary")

@@ -7,6 +7,8 @@ A page names what it embeds: ``<!-- generated table: NAME; ... -->`` up to
 ``<!-- end of generated table: NAME -->``, with ``NAME`` one of :data:`TABLES`:
 
 * ``claims``: every claim of the paper checked (:func:`tabbench.claims.reproduction_table`);
+* ``progress``: per model, the train jobs done of those planned, configs recorded and failed,
+  and the time left predicted, when the copy was published (``PUBLISHED.json``'s ``status``);
 * ``complete_pairs``: per model of the study, the (model, dataset) pairs the folder holds
   selections of (a selection needs every split), and which of them are large: what every
   verdict of the page is computed from;
@@ -52,6 +54,8 @@ class PageInputs:
     models: tuple[str, ...] = ()
     #: the diagnostics' regret summary (``summary/diagnostics/regret_summary.parquet``), if any
     regret: pd.DataFrame | None = None
+    #: the manifest of a published copy (``PUBLISHED.json``: :mod:`tabbench.publish`), if it is one
+    published: Mapping[str, Any] | None = None
 
 
 def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
@@ -60,6 +64,7 @@ def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
     from tabbench.diagnostics.paths import DIAGNOSTIC_TABLE_FILES
     from tabbench.io import read_parquet
     from tabbench.layout import ResultsLayout, read_run_config
+    from tabbench.publish import is_published, read_manifest
     from tabbench.results_folder import collect_selected, summary_frames
 
     selected, _ = collect_selected(results, jobs)
@@ -67,7 +72,8 @@ def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
     models = tuple((read_run_config(results) or {}).get("models") or ())
     regret = Path(ResultsLayout(results).diagnostics_dir) / DIAGNOSTIC_TABLE_FILES["regret"]
     return PageInputs(frames, selected, large_rows, models,
-                      read_parquet(regret) if regret.is_file() else None)
+                      read_parquet(regret) if regret.is_file() else None,
+                      read_manifest(results) if is_published(results) else None)
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -245,9 +251,41 @@ def regret_table(regret: pd.DataFrame | None) -> str:
     return "\n".join(lines)
 
 
+def progress_table(manifest: Mapping[str, Any] | None) -> str:
+    """The study's progress when the copy was published (``PUBLISHED.json``'s ``status``): per
+    model the train jobs done of those planned, running, configs recorded and failed, and the
+    predicted job time left; then the predicted wall time left and end."""
+    from tabbench.plots.style import model_label, order_models
+    from tabbench.status import hours_text
+
+    if manifest is None:
+        return ("Not a published copy: no progress recorded (`tabbench status` on the study's "
+                "folder gives it).")
+    status = manifest.get("status") or {"error": "a copy published before progress was kept"}
+    if "error" in status:
+        return f"The study's progress was not recorded when it was published: {status['error']}."
+    by_model = {m["model"]: m for m in status["models"]}
+    lines = ["| model | train jobs done of planned | running | configs recorded | failed | "
+             "job time left (one at a time) |", "|---|---|---|---|---|---|"]
+    for model in order_models(list(by_model)):
+        m = by_model[model]
+        planned = "?" if m["planned"] is None else m["planned"]
+        left = hours_text(m["seconds_left"]) if m["left"] or m["running"] else "none"
+        lines.append(f"| {model_label(model)} | {m['done']} of {planned} | {m['running']} | "
+                     f"{m['configs_recorded']:,} | {m['configs_failed']} | {left} |")
+    if status.get("seconds_left") is not None:
+        lines += ["", f"Published {manifest['published']}: about "
+                  f"{hours_text(status['seconds_left'])} of wall time left at "
+                  f"{status['workers']:.1f} jobs in flight, done around {status['ends']}"
+                  + (f" ({', '.join(status['not_predicted'])} not predicted: later than that)"
+                     if status.get("not_predicted") else "") + "."]
+    return "\n".join(lines)
+
+
 #: every generated table a page may hold: name -> how it is computed
 TABLES: dict[str, Callable[[PageInputs], str]] = {
     "claims": _claims,
+    "progress": lambda i: progress_table(i.published),
     "complete_pairs": lambda i: complete_pairs_table(i.selected, i.large_rows, i.models),
     "all_datasets": lambda i: baseline_table(i.frames["summary"],
                                              baseline=i.frames["meta"].get("baseline")

@@ -13,8 +13,10 @@ stopping metric), and every summary table, claim and paper figure is computed fr
   versions of every runs file) and ``summary/diagnostics/`` — the diagnostics computed from all
   runs files and replays, which a copy without them cannot recompute, so ``tabbench figures
   --results`` on a published copy draws the diagnostic figures from these tables (and says so);
-* ``PUBLISHED.json``: what was copied, what was left out and why, the sizes, and the commit of
-  the code that published it.
+* ``PUBLISHED.json``: what was copied, what was left out and why, the sizes, the commit of
+  the code that published it, and the study's progress at that moment (``status``:
+  :func:`tabbench.status.study_status` of the folder, without its machine paths; a copy cannot
+  recompute it, having no runs or data).
 
 Left out: every other runs file, the part folders, replays, figures (they are redrawn) and logs.
 The copy must stay under a size budget (default 30 MB); :func:`publish` fails before writing if
@@ -90,6 +92,21 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], dict[str, str]]:
     return files, left_out
 
 
+def progress(results: PathLike) -> dict:
+    """The study's progress now (:func:`tabbench.status.study_status`), as the manifest keeps
+    it: per model jobs done / running / left and the time left predicted, without the paths of
+    the publishing machine; ``{"error": ...}`` if the folder's status cannot be read."""
+    from tabbench.status import StatusError, study_status
+
+    try:
+        status = json.loads(study_status(results).to_json())
+    except (StatusError, OSError, ValueError) as err:
+        return {"error": str(err)}
+    for path_key in ("results", "data_dir"):
+        status.pop(path_key, None)
+    return status
+
+
 def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dict:
     """Copy the shippable part of ``results`` into ``out`` (module docstring); returns the
     manifest written to ``out/PUBLISHED.json``. ``out`` is replaced as a whole."""
@@ -118,6 +135,7 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
         "files": sorted(str(rel) for _, rel in files),
         "left_out": left_out,
         "diagnostics": f"{SUMMARY}/{DIAGNOSTICS}/ as computed from the full folder",
+        "status": progress(results),
     }
     write_json_atomic(manifest, tmp / Path(ResultsLayout(tmp).published).name)
     if out.exists():

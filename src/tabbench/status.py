@@ -360,7 +360,8 @@ def _predict(model: str, todo: Mapping[Job, list[int]], fit: pd.DataFrame,
 # --- the table ---------------------------------------------------------------------------------
 
 
-def _hours(seconds: float | None) -> str:
+def hours_text(seconds: float | None) -> str:
+    """A duration as the status prints it: minutes under an hour, else hours; "–" for None."""
     if seconds is None:
         return "–"
     if seconds < 3600:
@@ -387,7 +388,7 @@ def render(status: StudyStatus) -> str:
     for m in status.models:
         fit = f"{m.fit_jobs} jobs, {m.fit_datasets} datasets" if m.fit_jobs else "–"
         rows.append((m.model, str(m.done), str(m.running), n(m.left), n(m.planned),
-                     str(m.configs_recorded), str(m.configs_failed), _hours(m.seconds_left),
+                     str(m.configs_recorded), str(m.configs_failed), hours_text(m.seconds_left),
                      fit))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
@@ -414,7 +415,7 @@ def render(status: StudyStatus) -> str:
         if status.not_predicted:
             which = " for " + ", ".join(m.model for m in status.models
                                         if m.seconds_left is not None)
-        lines.append(f"time left{which} ≈ {_hours(status.seconds_left)} at "
+        lines.append(f"time left{which} ≈ {hours_text(status.seconds_left)} at "
                      f"{status.workers:.1f} jobs in flight ({status.workers_from}): done "
                      f"around {status.ends}")
         if status.not_predicted:

@@ -173,8 +173,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="The paper's claims checked on --results DIR with the folder's own "
                     "settings (tabbench.claims.reproduction_table), printed; or, with --page, "
                     "every generated table the page holds (tabbench.page_tables: the claims, "
-                    "the complete pairs, the all-datasets comparison, the ranks, the regret) "
-                    "rewritten between its "
+                    "the complete pairs, the progress, the all-datasets comparison, the ranks, "
+                    "the regret) rewritten between its "
                     "markers (docs/reproduction.md: a test checks the page against its shipped "
                     "results).")
     p.add_argument("--results", required=True, type=Path)
