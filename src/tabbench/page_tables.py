@@ -17,7 +17,7 @@ A page names what it embeds: ``<!-- generated table: NAME; ... -->`` up to
 * ``ranks``: the mean rank of each stopping method (+TS) over all datasets per (model, regime),
   with the critical difference: the numbers of the CD diagrams;
 * ``regret``: each stopping metric's median regret against the best (config, epoch) on test
-  (the diagnostics' ``regret_summary``, computed from every runs file).
+  (the diagnostics' ``regret_summary``, computed from the complete pairs' runs files).
 """
 
 from __future__ import annotations
