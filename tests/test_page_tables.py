@@ -140,7 +140,8 @@ def test_the_regret_table_gives_each_stopping_metrics_median_regret_on_logloss_a
                            row("logloss", 0.5, target="error"),
                            row("logloss", 0.7, kind="rel_regret")])
     lines = regret_table(regret).splitlines()
-    assert lines[0] == "| stopping metric (median regret) | MLP tuned (n = 4) |"
+    assert lines[0] == ("| stopping metric (median regret, in test logloss after TS) | "
+                        "MLP tuned (n = 4) |")
     assert lines[2:] == ["| Logloss | 0.0101 |", "| TS-Ref. | 0.0012 |"]  # registry order
     assert regret_table(None).startswith("No diagnostics in this results folder")
 

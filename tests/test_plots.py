@@ -68,6 +68,40 @@ def test_every_figure_has_a_report_caption():
         assert caption.exists() and len(caption.read_text()) > 100, stem
 
 
+def _assert_box_statistics(b: dict, s: pd.Series) -> None:
+    """A drawn box's statistics are the summary's; too few points get no box, only their
+    median (quantiles NaN)."""
+    from tabbench.plots.boxes import MIN_BOX_POINTS
+
+    assert b["box"] == (len(b["values"]) >= MIN_BOX_POINTS), b
+    for q in ("median", "q10", "q25", "q75", "q90") if b["box"] else ("median",):
+        assert b[q] == pytest.approx(float(s[q]), rel=1e-9, abs=1e-12), (b, q)
+    if not b["box"]:
+        assert all(np.isnan(b[q]) for q in ("q10", "q25", "q75", "q90")), b
+
+
+def test_a_box_is_drawn_only_over_enough_points(tmp_path):
+    """Quartiles of two or three values would draw a spread that is not there: below
+    MIN_BOX_POINTS a group shows its points and a median mark, no box and no whiskers."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import PathPatch
+
+    from tabbench.plots.boxes import MIN_BOX_POINTS, box_panel
+
+    few, many = [1.0, 5.0, 9.0][:MIN_BOX_POINTS - 1], list(range(MIN_BOX_POINTS + 1))
+    data = pd.DataFrame([{"model": "xgboost", "group": g, "dataset": f"d{i}", "v": float(v)}
+                         for g, vals in (("few", few), ("many", many))
+                         for i, v in enumerate(vals)])
+    fig, ax = plt.subplots()
+    few_box, many_box = box_panel(ax, ["few", "many"], ["xgboost"], ["xgboost"], data,
+                                  "group", "v")
+    assert not few_box["box"] and few_box["median"] == pytest.approx(np.median(few))
+    assert many_box["box"] and many_box["q25"] < many_box["median"] < many_box["q75"]
+    boxes = [p for p in ax.patches if isinstance(p, PathPatch)]
+    assert len(boxes) == 1 and boxes[0].get_path().vertices[:, 0].min() > 0.5  # the "many" one
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("stem", sorted(BOX_FIGURES))
 def test_box_figures_show_the_relative_table_and_the_summary_statistics(drawn, stem):
     summary, figs, _ = drawn
@@ -92,8 +126,7 @@ def test_box_figures_show_the_relative_table_and_the_summary_statistics(drawn, s
                   & (stats["regime"] == b["regime"]) & (stats["method"] == b["method"])
                   & (stats["model"] == b["model"])]
         assert len(s) == 1
-        for q in ("median", "q10", "q25", "q75", "q90"):
-            assert b[q] == pytest.approx(float(s[q].iloc[0]), rel=1e-9, abs=1e-12), (b, q)
+        _assert_box_statistics(b, s.iloc[0])
 
 
 def test_side_by_side_panels_show_every_point_of_both_regimes(tmp_path):
@@ -125,8 +158,7 @@ def test_best_epoch_figure_matches_tables(drawn):
         rows = rows.sort_values("dataset")
         np.testing.assert_allclose(b["values"], rows["epoch"].to_numpy())
         s = stats[(stats["model"] == b["model"]) & (stats["stopping"] == b["stopping"])].iloc[0]
-        for q in ("median", "q10", "q25", "q75", "q90"):
-            assert b[q] == pytest.approx(float(s[q]))
+        _assert_box_statistics(b, s)
 
 
 def test_size_figure_matches_relative_table(drawn):
@@ -221,3 +253,34 @@ def test_cd_diagrams_draw_the_summarys_mean_ranks(tmp_path):
     assert all(p.exists() for p in drawn["files"])
     empty = cd_diagrams({"ranks": ranks.iloc[:0]}, tmp_path / "empty")
     assert empty["panels"] == {} and all(p.exists() for p in empty["files"])
+
+
+def test_fig5_shows_and_names_only_the_models_it_has_points_for(tmp_path, monkeypatch):
+    """A model with no large dataset yet gets neither a box slot nor a legend entry in Fig. 5
+    (the legend named every model of the study), and keeps its colour across figures."""
+    from tabbench.plots import boxes
+    from tabbench.plots.style import model_colour
+
+    rows = []
+    for model, large in (("xgboost", False), ("lightgbm", True)):
+        for i in range(3):
+            for method in ("Logloss", "Logloss+TS", "TS-Ref.+TS", "Accuracy+TS"):
+                rows.append({"model": model, "regime": "default", "metric": "logloss",
+                             "method": method, "dataset": f"{model}{i}", "large": large,
+                             "rel_diff": 0.0 if method == "Logloss+TS" else -1.0 - i})
+    legends = []
+    real_save = boxes.save
+
+    def save(fig, out_dir, stem):
+        legends.append([t.get_text() for leg in fig.legends for t in leg.get_texts()])
+        return real_save(fig, out_dir, stem)
+
+    monkeypatch.setattr(boxes, "save", save)
+    out = boxes.fig5({"relative": pd.DataFrame(rows), "meta": {"large_rows": 10_000}}, tmp_path)
+    assert legends == [["LightGBM", "median"]]
+    assert {b["model"] for b in out["boxes"]} == {"lightgbm"}
+    ts_ref = next(b for b in out["boxes"] if b["method"] == "TS-Ref.+TS")
+    assert ts_ref["values"] == [-1.0, -2.0, -3.0]
+    assert model_colour("lightgbm", ["xgboost", "lightgbm"]) != model_colour("xgboost",
+                                                                              ["xgboost",
+                                                                               "lightgbm"])

@@ -239,7 +239,7 @@ def regret_table(regret: pd.DataFrame | None) -> str:
     groups = _columns(rows)
     if not groups:
         return "No regret was computed (no runs files were read)."
-    head = ["stopping metric (median regret)"] + [
+    head = ["stopping metric (median regret, in test logloss after TS)"] + [
         f"{model_label(m)} {reg} (n = {int(g['n'].max())})" for (m, reg), g in groups.items()]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for metric in (m for m in get_stopping_metrics().values() if m.id in set(rows["stopping"])):

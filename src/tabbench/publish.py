@@ -11,8 +11,9 @@ stopping metric), and every summary table, claim and paper figure is computed fr
 * the runs file of the Fig. 1 analogue (the one run the curve is drawn from), as it is;
 * ``summary/`` as the study wrote it, including ``meta.json`` (provenance: code and package
   versions of every runs file it read) and ``summary/diagnostics/`` — the diagnostics computed
-  from the complete pairs' runs files and replays, which a copy without them cannot recompute, so ``tabbench figures
-  --results`` on a published copy draws the diagnostic figures from these tables (and says so);
+  from the complete pairs' runs files and replays, which a copy without them cannot recompute,
+  so ``tabbench figures --results`` on a published copy draws the diagnostic figures from
+  these tables (and says so);
 * ``PUBLISHED.json``: what was copied, what was left out and why, the sizes, the commit of
   the code that published it, and the study's progress at that moment (``status``:
   :func:`tabbench.status.study_status` of the folder, without its machine paths; a copy cannot

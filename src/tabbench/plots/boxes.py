@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tabbench.comparisons import describe
+from tabbench.comparisons import N_MIN, describe
 from tabbench.methods import BASELINE, FIG5_METHODS, method_names
 from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.models.registry import epoch_name
@@ -42,6 +42,9 @@ METRIC_LABELS = {
     "ece": "test ECE",
 }
 _JITTER = 0.28  # fraction of a box's width over which its points are spread
+#: fewer points than this get no box, only the points and their median: quartiles interpolated
+#: between two or three values would draw a spread that is not there (the tests' threshold)
+MIN_BOX_POINTS = N_MIN
 
 
 def _read_box(bp: dict, i: int) -> dict[str, float]:
@@ -63,7 +66,8 @@ def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequ
     """One box per (group, model) present in ``data``; points overlaid. Returns per box: the
     group, model, plotted point values (from the scatter's offsets, in dataset order) and the
     box statistics (from the box artists). ``colour`` (name -> colour) replaces the model
-    palette, e.g. when the boxes are not models."""
+    palette, e.g. when the boxes are not models. With fewer than :data:`MIN_BOX_POINTS` values
+    only the points and a median mark are drawn (``box`` False, quantiles NaN)."""
     rng = np.random.default_rng(seed)
     n_models = max(1, len(models))
     width = 0.8 / n_models
@@ -78,24 +82,36 @@ def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequ
             pos = gi + (mi - (n_models - 1) / 2) * width
             colour_ = (colour(model) if colour is not None
                        else model_colour(model, list(all_models)))
-            # ax.bxp with our own statistics: ax.boxplot(whis=(10, 90)) would end each whisker
-            # at the most extreme *data point* inside the quantile, not at the quantile itself
             st = describe(values)
-            bp = ax.bxp([{"med": st["median"], "q1": st["q25"], "q3": st["q75"],
-                          "whislo": st["q10"], "whishi": st["q90"], "fliers": []}],
-                        positions=[pos], widths=width * 0.8, showfliers=False,
-                        patch_artist=True, manage_ticks=False,
-                        boxprops={"facecolor": colour_, "alpha": 0.35, "edgecolor": colour_},
-                        medianprops={"color": "black", "linewidth": 1.4, "zorder": 4},
-                        whiskerprops={"color": colour_}, capprops={"color": colour_})
+            boxed = int(np.isfinite(values).sum()) >= MIN_BOX_POINTS
+            if boxed:
+                # ax.bxp with our own statistics: ax.boxplot(whis=(10, 90)) would end each
+                # whisker at the most extreme *data point* inside the quantile, not at it
+                bp = ax.bxp([{"med": st["median"], "q1": st["q25"], "q3": st["q75"],
+                              "whislo": st["q10"], "whishi": st["q90"], "fliers": []}],
+                            positions=[pos], widths=width * 0.8, showfliers=False,
+                            patch_artist=True, manage_ticks=False,
+                            boxprops={"facecolor": colour_, "alpha": 0.35,
+                                      "edgecolor": colour_},
+                            medianprops={"color": "black", "linewidth": 1.4, "zorder": 4},
+                            whiskerprops={"color": colour_}, capprops={"color": colour_})
+                stats = _read_box(bp, 0)
+            else:
+                half = width * 0.4
+                (line,) = ax.plot([pos - half, pos + half], [st["median"]] * 2, color="black",
+                                  linewidth=1.4, zorder=4)
+                stats = {"median": float(line.get_ydata()[0]),
+                         **{q: float("nan") for q in ("q25", "q75", "q10", "q90")}}
             x = pos + rng.uniform(-_JITTER, _JITTER, len(values)) * width
-            sc = ax.scatter(x, values, s=5, color=colour_, alpha=0.75, linewidths=0, zorder=3)
+            sc = ax.scatter(x, values, s=5 if boxed else 12, color=colour_, alpha=0.75 if boxed
+                            else 0.9, linewidths=0, zorder=3)
             drawn.append({
                 group_col: group,
                 "model": model,
                 "datasets": sub["dataset"].tolist(),
                 "values": sc.get_offsets()[:, 1].astype(float).tolist(),
-                **_read_box(bp, 0),
+                "box": boxed,
+                **stats,
             })
     ax.set_xticks(range(len(groups)))
     ax.set_xlim(-0.6, len(groups) - 0.4)
@@ -128,7 +144,8 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
     if large_only:
         sub = sub[sub["large"].astype(bool)]
     methods = list(dict.fromkeys(methods))  # the order asked for (Fig. 5: the paper's)
-    models = order_models(rel["model"].unique()) if len(rel) else []
+    models = order_models(rel["model"].unique()) if len(rel) else []  # their colours
+    drawn_models = [m for m in models if (sub["model"] == m).any()]  # boxes and legend
     regimes = ["default", "tuned"]
     many = len(methods) > 5
     with figure_style():
@@ -151,7 +168,7 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
                           if large_only and len(rel) else "No selected results for this regime")
                 empty_panel(ax, reason)
                 continue
-            boxes = box_panel(ax, methods, models, models, data, "method", "rel_diff")
+            boxes = box_panel(ax, methods, drawn_models, models, data, "method", "rel_diff")
             for b in boxes:
                 b["regime"] = regime
             drawn += boxes
@@ -167,8 +184,8 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
                                           " (%)"))
             ax.yaxis.set_tick_params(labelleft=True)
             ax.grid(axis="y", color="0.92", lw=0.6, zorder=0)
-        if models and not sub.empty:
-            _model_legend(fig, models, models)
+        if drawn_models:
+            _model_legend(fig, drawn_models, models)
         fig.tight_layout(rect=(0, 0.05, 1, 1))
         ylims = {regime: tuple(ax.get_ylim()) for ax, regime in zip(axes, regimes, strict=False)}
         files = save(fig, out_dir, stem)
