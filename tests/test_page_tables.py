@@ -59,6 +59,9 @@ def test_each_table_is_replaced_between_its_own_markers_and_nothing_else():
     assert new.replace("| new |\n|---|", "| old |") == page  # the rest of the page as it was
     assert with_tables(new, {"claims": "| new |\n|---|"}) == new  # idempotent
     assert names_in(page) == ["complete_pairs", "claims"]
+    # an opening marker may say anything after the name's ";" (the README's "..." too)
+    own = "<!-- generated table: ranks; ... -->\n| old |\n<!-- end of generated table: ranks -->"
+    assert with_tables(own, {"ranks": "| r |"}) == own.replace("| old |", "| r |")
 
 
 def test_a_page_without_tables_or_with_an_unknown_one_is_refused():

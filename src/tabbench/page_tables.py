@@ -82,13 +82,13 @@ def markers(name: str) -> tuple[str, str]:
 
 
 def _span(page: str, name: str) -> tuple[int, int]:
-    begin, end = markers(name)
-    try:
-        start = page.index(begin) + len(begin)
-        stop = page.index(end, start)
-    except ValueError:
-        raise ValueError(f"the page holds no generated table {name!r} (markers missing)") from None
-    return start, stop
+    """Where the table ``name`` sits: after its opening marker (any text between the name's
+    ``;`` and ``-->``, e.g. the default of :func:`markers`), before its closing one."""
+    begin = re.search(r"<!-- generated table: " + re.escape(name) + r";[^\n]*?-->", page)
+    stop = -1 if begin is None else page.find(markers(name)[1], begin.end())
+    if begin is None or stop < 0:
+        raise ValueError(f"the page holds no generated table {name!r} (markers missing)")
+    return begin.end(), stop
 
 
 def embedded(page: str, name: str) -> str:
