@@ -14,12 +14,12 @@ appear only where the paper is named. The README's cost figures must be docs/per
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
+from fixtures.scripts import load_script
 
 from tabbench.data.filtering import FilterParams, filter_dataset
 from tabbench.data.manifest import demo_manifest, ye2024_manifest
@@ -38,11 +38,7 @@ NUMBER = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
 
 
 def _study_cost():
-    spec = importlib.util.spec_from_file_location("study_cost_numbers",
-                                                  REPO / "benchmarks" / "study_cost.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/study_cost.py")
 
 
 @lru_cache(maxsize=1)

@@ -3,9 +3,9 @@ drew, and the page links only figures tabbench draws and the repository carries.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
+from fixtures.scripts import load_script
 from PIL import Image
 
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
@@ -16,11 +16,7 @@ PAGE = REPO / "docs" / "reproduction.md"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("page_figures",
-                                                  REPO / "scripts" / "page_figures.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/page_figures.py")
 
 
 def test_each_linked_figure_is_copied_reduced_and_nothing_else(tmp_path):

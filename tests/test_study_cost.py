@@ -1,15 +1,13 @@
 """benchmarks/study_cost.py: the presets' datasets and every measured model costed (the log parser
 and the fit it imports are tested in test_cost_model.py)."""
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
+from fixtures.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("study_cost", REPO / "benchmarks" / "study_cost.py")
-study_cost = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(study_cost)
+study_cost = load_script("benchmarks/study_cost.py")
 
 
 def test_paper_datasets_drop_what_the_paper_drops():

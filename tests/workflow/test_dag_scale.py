@@ -4,21 +4,12 @@ The fixture and the timing are benchmarks/dag_dry_run.py's (run it to see the nu
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
-from workspace import REPO
+from fixtures.scripts import load_script
 
 
 def _benchmark():
-    name = "tabbench_benchmarks_dag_dry_run"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / "dag_dry_run.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load_script("benchmarks/dag_dry_run.py")
 
 
 @pytest.mark.slow
