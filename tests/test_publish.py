@@ -77,3 +77,16 @@ def test_publishing_refuses_an_unfinished_or_oversized_folder(study, tmp_path):
     rc = cli.main(["publish", "--results", str(study), "--out", str(tmp_path / "c"),
                    "--max-mb", "0.001"])
     assert rc == 2 and not (tmp_path / "c").exists()
+
+
+def test_a_status_that_cannot_be_read_is_recorded_and_the_copy_still_made(study, tmp_path,
+                                                                         monkeypatch):
+    import tabbench.status
+
+    def broken(results):
+        raise KeyError("n_splits")
+
+    monkeypatch.setattr(tabbench.status, "study_status", broken)
+    manifest = publish(study, tmp_path / "copy")
+    assert manifest["status"] == {"error": "KeyError: 'n_splits'"}
+    assert is_published(tmp_path / "copy")

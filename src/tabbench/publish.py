@@ -101,8 +101,10 @@ def progress(results: PathLike) -> dict:
 
     try:
         status = json.loads(study_status(results).to_json())
-    except (StatusError, OSError, ValueError) as err:
+    except StatusError as err:
         return {"error": str(err)}
+    except Exception as err:  # noqa: BLE001 - auxiliary: recorded, and the copy is still made
+        return {"error": f"{type(err).__name__}: {err}"}
     for path_key in ("results", "data_dir"):
         status.pop(path_key, None)
     return status
