@@ -169,3 +169,13 @@ def test_the_progress_table_is_the_status_recorded_when_the_copy_was_published()
     assert progress_table(None).startswith("Not a published copy")
     assert "before progress was kept" in progress_table({"published": "x"})
     assert progress_table({"status": {"error": "no such folder"}}).endswith("no such folder.")
+
+
+def test_a_page_with_the_first_versions_claims_markers_is_rewritten_in_place():
+    from tabbench.page_tables import LEGACY_MARKERS
+
+    begin, end = LEGACY_MARKERS["claims"]
+    page = f"intro\n{begin}\n| old |\n{end}\n" + _page("ranks")
+    assert names_in(page) == ["claims", "ranks"]
+    new = with_tables(page, {"claims": "| new |"})
+    assert new == page.replace("| old |", "| new |", 1) and embedded(new, "claims") == "| new |"
