@@ -253,6 +253,11 @@ def test_cd_diagrams_draw_the_summarys_mean_ranks(tmp_path):
     assert all(p.exists() for p in drawn["files"])
     empty = cd_diagrams({"ranks": ranks.iloc[:0]}, tmp_path / "empty")
     assert empty["panels"] == {} and all(p.exists() for p in empty["files"])
+    # the panels follow the models' order of every other figure, not the table's
+    both = pd.concat([ranks.assign(model="lightgbm"), ranks.assign(model="xgboost")])
+    order = list(cd_diagrams({"ranks": both}, tmp_path / "both")["panels"])
+    assert order == ["all/xgboost/default", "all/lightgbm/default", "large/xgboost/default",
+                     "large/lightgbm/default"]
 
 
 def test_fig5_shows_and_names_only_the_models_it_has_points_for(tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from tabbench.plots.style import WIDTH, empty_panel, figure_style, model_label, save
+from tabbench.plots.style import WIDTH, empty_panel, figure_style, model_label, order_models, save
 
 STEM = "figG2_stopping_ranks"
 _SUBSET_TITLES = {"all": "all datasets", "large": "large datasets"}
@@ -44,6 +44,9 @@ def cd_diagrams(summary: dict, out_dir: str | Path) -> dict:
     keys = ([] if ranks is None or ranks.empty else
             list(ranks[["subset", "model", "regime"]].drop_duplicates().itertuples(
                 index=False, name=None)))
+    # the models in the order of every other figure (the table's order is the groupby's)
+    rank_of = {m: i for i, m in enumerate(order_models(list({k[1] for k in keys})))}
+    keys.sort(key=lambda k: (k[0], rank_of[k[1]], k[2]))
     drawn: dict[str, dict] = {}
     with figure_style():
         n = max(1, len(keys))
