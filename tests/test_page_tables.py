@@ -70,6 +70,8 @@ def test_a_page_without_tables_or_with_an_unknown_one_is_refused():
         regenerate_page("just prose\n", inputs)
     with pytest.raises(ValueError, match=r"unknown generated table\(s\) \['clams'\]"):
         regenerate_page(_page("clams"), inputs)
+    with pytest.raises(ValueError, match=r"\['ranks'\] appear more than once"):
+        names_in(_page("ranks", "claims", "ranks"))
     with pytest.raises(ValueError, match="'claims' \\(markers missing\\)"):
         with_tables("no markers", {"claims": "| t |"})
     begin, _ = markers("claims")

@@ -114,8 +114,8 @@ def embedded(page: str, name: str) -> str:
 
 
 def names_in(page: str) -> list[str]:
-    """The generated tables ``page`` holds, in page order; an unknown name is an error (a
-    typo in a marker would otherwise leave a table unchecked)."""
+    """The generated tables ``page`` holds, in page order; an unknown name (a typo in a marker
+    would leave a table unchecked) or one that appears twice is an error."""
     found = [(m.start(), m.group(1)) for m in _ANY_BEGIN.finditer(page)]
     found += [(page.index(begin), name) for name, (begin, _) in LEGACY_MARKERS.items()
               if begin in page]
@@ -123,6 +123,9 @@ def names_in(page: str) -> list[str]:
     unknown = sorted(set(names) - set(TABLES))
     if unknown:
         raise ValueError(f"unknown generated table(s) {unknown}; known: {sorted(TABLES)}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # only the first would be rewritten, the other left stale
+        raise ValueError(f"generated table(s) {twice} appear more than once in the page")
     return names
 
 
