@@ -222,6 +222,34 @@ def test_fig_g5_claims_take_one_point_per_dataset_and_split_on_large_datasets():
     assert _row(claims, "auroc_stops_in_the_middle")["verdict"] == REPRODUCED
 
 
+def test_a_claim_on_split_points_still_needs_five_datasets():
+    """Two large datasets give ten (dataset, split) points that all agree, but splits of one
+    dataset are not independent evidence: the verdict stays inconclusive (the rule's dataset
+    minimum) while the numbers are still shown; five datasets decide."""
+    def rows(n_datasets: int) -> pd.DataFrame:
+        out = []
+        for i in range(n_datasets):
+            for split in range(5):
+                for stopping, epoch in (("logloss", 10.0), ("error", 30.0 + split)):
+                    row = {c: 1.0 for c in TEST_COLUMNS}
+                    row.update(model="xgboost", dataset=f"d{i}", split=split,
+                               regime="default", stopping=stopping, n_rows=50_000,
+                               n_classes=2, epoch=epoch)
+                    out.append(row)
+        return pd.DataFrame(out)
+
+    two = _row(check_claims(rows(2), large_rows=10_000), "accuracy_stops_late")
+    assert (two["n"], two["n_datasets"], two["losses"]) == (10, 2, 10)
+    assert two["p_worse"] > 0.95 and two["verdict"] == INCONCLUSIVE
+    five = _row(check_claims(rows(5), large_rows=10_000), "accuracy_stops_late")
+    assert (five["n"], five["n_datasets"], five["verdict"]) == (25, 5, REPRODUCED)
+    from tabbench.claims import reproduction_table
+
+    line = next(x for x in reproduction_table(check_claims(rows(2), large_rows=10_000))
+                .splitlines() if "Accuracy stops late" in x)
+    assert ", 2 datasets: **inconclusive**" in line
+
+
 def test_sometimes_better_needs_one_win_beyond_the_rope():
     acc = [1.0] * 8
     ts = [1.0] * 7 + [0.97]  # one dataset 3 % lower in error than tuning on accuracy

@@ -31,7 +31,8 @@ import pandas as pd
 from tabbench import comparisons as cmp
 from tabbench.methods import BASELINE, ts_method_names
 
-#: a claim needs at least this many datasets (or points) to be judged at all
+#: a claim needs at least this many datasets (and, judged per (dataset, split), as many points)
+#: to be judged at all: splits of one dataset are not independent evidence about datasets
 N_MIN = cmp.N_MIN
 #: significance level of the frequentist tests (Mann–Whitney, Friedman)
 ALPHA = 0.05
@@ -39,7 +40,8 @@ ALPHA = 0.05
 PROB = 0.95
 
 VERDICT_RULE = (
-    f"n ≥ {N_MIN} datasets (or points) or the verdict is *inconclusive*. P(better), P(≈), "
+    f"n ≥ {N_MIN} datasets (a claim on (dataset, split) points needs {N_MIN} of both) or the "
+    f"verdict is *inconclusive*. P(better), P(≈), "
     f"P(worse): the Bayesian signed-rank test of the relative differences with a region of "
     f"practical equivalence ±ROPE. **better/worse** claims: *reproduced* if P(claimed "
     f"direction) ≥ {PROB}; *not reproduced* if it is ≤ {1 - PROB:.2f}; otherwise "
@@ -149,15 +151,17 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 CLAIM_COLUMNS = ["claim", "figure", "statement", "model", "regime", "metric", "method", "versus",
-                 "kind", "subset", "unit", "n", "median", "median_other", "n_other", "q10",
-                 "q90", "wins", "ties", "losses", "test", "p_wilcoxon", "p_better",
-                 "p_equivalent", "p_worse", "rope", "median_lo", "median_hi", "wins_beyond_rope",
-                 "mean_rank", "mean_rank_other", "best_other_rank", "cd", "verdict"]
+                 "kind", "subset", "unit", "n", "n_datasets", "median", "median_other",
+                 "n_other", "q10", "q90", "wins", "ties", "losses", "test", "p_wilcoxon",
+                 "p_better", "p_equivalent", "p_worse", "rope", "median_lo", "median_hi",
+                 "wins_beyond_rope", "mean_rank", "mean_rank_other", "best_other_rank", "cd",
+                 "verdict"]
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a verdict is decided on (:func:`verdict`): ``n`` datasets (or points), the median
+    """What a verdict is decided on (:func:`verdict`): ``n`` datasets (or points, with
+    ``n_datasets`` the datasets they come from; None: the same as ``n``), the median
     relative difference (for the large-vs-small claim: the gap of the large datasets' median
     to the small ones'), the frequentist ``p`` of the claim's test, the Bayesian
     ``posterior``, the wins by more than the ROPE, and for a ranking the two named methods'
@@ -165,6 +169,7 @@ class Evidence:
 
     n: int
     median: float = float("nan")
+    n_datasets: int | None = None
     p: float = float("nan")
     posterior: cmp.Posterior = field(default_factory=cmp.Posterior.unknown)
     wins_beyond_rope: int = 0
@@ -178,7 +183,7 @@ def verdict(kind: str, evidence: Evidence) -> str:
     if kind not in KINDS:
         raise ValueError(f"unknown claim kind {kind!r}; one of {KINDS}")
     e = evidence
-    if e.n < N_MIN:
+    if e.n < N_MIN or (e.n_datasets is not None and e.n_datasets < N_MIN):
         return INCONCLUSIVE
     post = e.posterior
     if kind == "sometimes_better":
@@ -317,10 +322,11 @@ def _claim_row(claim: Claim, model: str, regime: str, g: pd.DataFrame, pairs: pd
            "cd": float("nan")}
     post = cmp.Posterior.unknown()
     n = len(rel)
+    n_datasets = int(used["dataset"].nunique())
     if claim.kind == "best_ranked":
         sizes = table.groupby("dataset")["n_rows"].max()
         ranks = _ranks(table, claim, set(sizes.index[sizes >= large_rows]))
-        n = ranks.get("n", 0)
+        n = n_datasets = ranks.get("n", 0)
         test = "friedman + nemenyi"
         row.update({k: ranks[k] for k in ("mean_rank", "mean_rank_other", "best_other_rank",
                                           "cd") if k in ranks})
@@ -345,7 +351,7 @@ def _claim_row(claim: Claim, model: str, regime: str, g: pd.DataFrame, pairs: pd
             row["median_lo"], row["median_hi"] = cmp.bootstrap_median_interval(
                 kept, unit=claim.unit)
         ev = Evidence(n=n, median=stats["median"], p=row["p_wilcoxon"], posterior=post,
-                      wins_beyond_rope=int((rel < -rope).sum()))
+                      wins_beyond_rope=int((rel < -rope).sum()), n_datasets=n_datasets)
     v = verdict(claim.kind, ev)
     if claim.subset == "large_vs_small" and v == REPRODUCED and not stats["median"] < 0:
         v = INCONCLUSIVE  # "clearer" presupposes a gain on large datasets
@@ -353,7 +359,8 @@ def _claim_row(claim: Claim, model: str, regime: str, g: pd.DataFrame, pairs: pd
         "claim": claim.id, "figure": claim.figure, "statement": claim.statement,
         "model": model, "regime": regime, "metric": claim.metric, "method": claim.method,
         "versus": claim.versus, "kind": claim.kind, "subset": claim.subset, "unit": claim.unit,
-        "n": n, "median": stats["median"], "n_other": len(other), "q10": stats["q10"],
+        "n": n, "n_datasets": n_datasets, "median": stats["median"], "n_other": len(other),
+        "q10": stats["q10"],
         "q90": stats["q90"], "wins": int((rel < 0).sum()), "ties": int((rel == 0).sum()),
         "losses": int((rel > 0).sum()), "test": test, "p_better": post.p_better,
         "p_equivalent": post.p_equivalent, "p_worse": post.p_worse, "rope": float(rope),
@@ -499,6 +506,8 @@ def _short_cell(r) -> str:
         core += f", {r.wins}/{r.ties}/{r.losses}"
         if np.isfinite(r.p_better):
             core += f", P {r.p_better:.2f}/{r.p_equivalent:.2f}/{r.p_worse:.2f}"
+        if r.unit == "split":  # the points are splits: say how many datasets they come from
+            core += f", {int(r.n_datasets)} datasets"
     return f"{core}: **{r.verdict}**"
 
 
