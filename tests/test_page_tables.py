@@ -115,22 +115,23 @@ def test_regenerating_a_page_fills_every_table_it_holds_from_the_inputs():
 
 
 def test_the_ranks_table_gives_each_methods_mean_rank_and_the_critical_difference():
+    """summary.md's ranks table (summary_markdown.rank_table_lines) with the figures' model
+    names and order: one row per (model, regime), the ranked methods in figure order."""
     from tabbench.page_tables import ranks_table
 
     def row(model, regime, method, rank, n=6, cd=2.5, subset="all"):
         return {"subset": subset, "model": model, "regime": regime, "metric": "logloss",
-                "method": method, "mean_rank": rank, "n": n, "cd": cd}
+                "method": method, "mean_rank": rank, "n": n, "cd": cd, "p_friedman": 0.01}
 
-    ranks = pd.DataFrame([row("lightgbm", "tuned", "Logloss+TS", 2.0),
-                          row("lightgbm", "tuned", "TS-Ref.+TS", 1.0),
+    ranks = pd.DataFrame([row("lightgbm", "tuned", "TS-Ref.+TS", 1.0),
+                          row("lightgbm", "tuned", "Logloss+TS", 2.0),
                           row("xgboost", "default", "TS-Ref.+TS", 1.5, n=9, cd=3.5),
+                          row("xgboost", "default", "Logloss+TS", 1.5, n=9, cd=3.5),
                           row("xgboost", "default", "TS-Ref.+TS", 9.0, subset="large")])
     lines = ranks_table(ranks).splitlines()
-    assert lines[0] == "| method (mean rank, 1 = best) | XGBoost default | LightGBM tuned |"
-    assert lines[2] == "| Logloss+TS | – | 2.00 |"  # the methods in figure order
-    assert lines[3] == "| TS-Ref.+TS | 1.50 | 1.00 |"
-    assert lines[-1] == "| datasets, critical difference | 9, 3.50 | 6, 2.50 |"
-    assert len(lines) == 5  # only the methods ranked
+    assert lines[0] == "| model | regime | n | Logloss+TS | TS-Ref.+TS | CD | Friedman p |"
+    assert lines[2:] == ["| XGBoost | default | 9 | **1.50** | **1.50** | 3.50 | 0.01 |",
+                         "| LightGBM | tuned | 6 | 2.00 | **1.00** | 2.50 | 0.01 |"]
     assert ranks_table(ranks.iloc[:0]).startswith("No (model, regime) has the datasets to rank")
 
 

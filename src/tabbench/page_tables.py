@@ -224,28 +224,17 @@ def _columns(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
 
 
 def ranks_table(ranks: pd.DataFrame, subset: str = "all", metric: str = "logloss") -> str:
-    """Mean rank of each stopping method over the datasets of ``subset`` (test ``metric``),
-    a column per (model, regime), then the datasets and the critical difference (Nemenyi) of
-    each column: what the CD diagrams draw (:func:`tabbench.summary_tables.rank_table`)."""
-    from tabbench.methods import ts_method_names
-    from tabbench.plots.style import model_label
+    """Mean rank of each stopping method over the datasets of ``subset`` (test ``metric``) per
+    (model, regime), with the critical difference: ``summary.md``'s table
+    (:func:`tabbench.summary_markdown.rank_table_lines`), models named and ordered as in the
+    figures. What the CD diagrams draw."""
+    from tabbench.plots.style import model_label, order_models
+    from tabbench.summary_markdown import rank_table_lines
 
     rows = ranks[(ranks["subset"] == subset) & (ranks["metric"] == metric)]
-    groups = _columns(rows)
-    if not groups:
+    if rows.empty:
         return f"No (model, regime) has the datasets to rank in the subset {subset!r}."
-    head = ["method (mean rank, 1 = best)"] + [f"{model_label(m)} {reg}" for m, reg in groups]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    present = set(rows["method"])
-    for method in (m for m in ts_method_names() if m in present):
-        cells = []
-        for g in groups.values():
-            hit = g[g["method"] == method]
-            cells.append("–" if hit.empty else f"{hit['mean_rank'].iloc[0]:.2f}")
-        lines.append("| " + " | ".join([method, *cells]) + " |")
-    lines.append("| " + " | ".join(["datasets, critical difference"] + [
-        f"{int(g['n'].max())}, {g['cd'].max():.2f}" for g in groups.values()]) + " |")
-    return "\n".join(lines)
+    return "\n".join(rank_table_lines(rows, label=model_label, order=order_models))
 
 
 def regret_table(regret: pd.DataFrame | None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -61,11 +63,30 @@ def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS,
     return "\n".join(lines)
 
 
+def rank_table_lines(sub: pd.DataFrame, label: Callable[[str], str] = str,
+                     order: Callable[[Iterable[str]], list[str]] = sorted) -> list[str]:
+    """One subset's mean-ranks table: a row per (model, regime) (models in ``order``, named by
+    ``label``), the stopping methods (+TS) as columns in figure order, the best rank in bold,
+    then the datasets, Nemenyi's critical difference and Friedman's p. What ``summary.md``
+    shows per subset and docs/reproduction.md embeds (:mod:`tabbench.page_tables`)."""
+    methods_present = [m for m in ts_method_names() if m in set(sub["method"])]
+    lines = ["| model | regime | n | " + " | ".join(methods_present) + " | CD | Friedman p |",
+             "|---|---|---:|" + "---:|" * len(methods_present) + "---:|---:|"]
+    for model in order(sub["model"].unique()):
+        for regime, g in sub[sub["model"] == model].groupby("regime", sort=True):
+            by = g.set_index("method")["mean_rank"]
+            best = by.min()
+            cells = [("**" if by.get(m) == best else "") + f"{by.get(m, np.nan):.2f}"
+                     + ("**" if by.get(m) == best else "") for m in methods_present]
+            r = g.iloc[0]
+            lines.append(f"| {label(model)} | {regime} | {r['n']} | " + " | ".join(cells)
+                         + f" | {r['cd']:.2f} | {r['p_friedman']:.2g} |")
+    return lines
+
+
 def rank_markdown(ranks: pd.DataFrame) -> list[str]:
-    """The mean-ranks tables (one per subset): one row per (model, regime), methods as
-    columns, the best rank in bold; Friedman's p and Nemenyi's critical difference."""
+    """The mean-ranks tables (one per subset, :func:`rank_table_lines`) with their titles."""
     lines = []
-    methods_present = [m for m in ts_method_names() if m in set(ranks["method"])]
     for subset in SUBSETS:
         sub = ranks[ranks["subset"] == subset]
         if sub.empty:
@@ -75,17 +96,6 @@ def rank_markdown(ranks: pd.DataFrame) -> list[str]:
                   f"{'all datasets' if subset == 'all' else 'large datasets'}", "",
                   "Rank 1 = lowest test metric on a dataset (mean over splits), averaged over "
                   "datasets. Two methods whose mean ranks differ by less than CD (Nemenyi, "
-                  "α = 0.05) are not significantly different.", "",
-                  "| model | regime | n | " + " | ".join(methods_present)
-                  + " | CD | Friedman p |",
-                  "|---|---|---:|" + "---:|" * len(methods_present) + "---:|---:|"]
-        for (model, regime), g in sub.groupby(["model", "regime"], sort=True):
-            by = g.set_index("method")["mean_rank"]
-            best = by.min()
-            cells = [("**" if by.get(m) == best else "") + f"{by.get(m, np.nan):.2f}"
-                     + ("**" if by.get(m) == best else "") for m in methods_present]
-            r = g.iloc[0]
-            lines.append(f"| {model} | {regime} | {r['n']} | " + " | ".join(cells)
-                         + f" | {r['cd']:.2f} | {r['p_friedman']:.2g} |")
-        lines.append("")
+                  "α = 0.05) are not significantly different.", ""]
+        lines += rank_table_lines(sub) + [""]
     return lines
