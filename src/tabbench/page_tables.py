@@ -35,7 +35,9 @@ from tabbench.methods import BASELINE
 
 _BEGIN = "<!-- generated table: {name}; by `tabbench claims-table --page`, do not edit -->"
 _END = "<!-- end of generated table: {name} -->"
-_ANY_BEGIN = re.compile(r"<!-- generated table: ([A-Za-z0-9_]+);")
+#: an opening marker as a page may write it: the name, then anything up to "-->" (:func:`markers`
+#: writes the default text)
+_OPENING = re.compile(r"<!-- generated table: ([A-Za-z0-9_]+);[^\n]*?-->")
 
 #: the methods of the ``all_datasets`` table, each against :data:`BASELINE`: the paper's
 #: recommendation, the baseline without its TS, and stopping on accuracy
@@ -93,7 +95,7 @@ def _span(page: str, name: str) -> tuple[int, int]:
     """Where the table ``name`` sits: after its opening marker (any text between the name's
     ``;`` and ``-->``, e.g. the default of :func:`markers`; or its :data:`LEGACY_MARKERS`),
     before its closing one."""
-    begin = re.search(r"<!-- generated table: " + re.escape(name) + r";[^\n]*?-->", page)
+    begin = next((m for m in _OPENING.finditer(page) if m.group(1) == name), None)
     if begin is not None:
         start, end_marker = begin.end(), markers(name)[1]
     elif name in LEGACY_MARKERS and LEGACY_MARKERS[name][0] in page:
@@ -116,7 +118,7 @@ def embedded(page: str, name: str) -> str:
 def names_in(page: str) -> list[str]:
     """The generated tables ``page`` holds, in page order; an unknown name (a typo in a marker
     would leave a table unchecked) or one that appears twice is an error."""
-    found = [(m.start(), m.group(1)) for m in _ANY_BEGIN.finditer(page)]
+    found = [(m.start(), m.group(1)) for m in _OPENING.finditer(page)]
     found += [(page.index(begin), name) for name, (begin, _) in LEGACY_MARKERS.items()
               if begin in page]
     names = [name for _, name in sorted(found)]
