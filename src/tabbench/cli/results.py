@@ -174,9 +174,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "settings (tabbench.claims.reproduction_table), printed; or, with --page, "
                     "every generated table the page holds (tabbench.page_tables: the claims, "
                     "the complete pairs, the progress, the all-datasets comparison, the ranks, "
-                    "the regret) rewritten between its "
-                    "markers (docs/reproduction.md: a test checks the page against its shipped "
-                    "results).")
+                    "the regret) rewritten between its markers (docs/reproduction.md: a test "
+                    "checks the page against its shipped results).")
     p.add_argument("--results", required=True, type=Path)
     p.add_argument("--page", type=Path, default=None,
                    help="a Markdown page holding generated tables' markers")
