@@ -218,7 +218,9 @@ def test_cli_table_and_json(study, capsys):
     data = json.loads(capsys.readouterr().out)
     assert [m["model"] for m in data["models"]] == ["xgboost", "mlp"]
     assert data["models"][0]["left"] == 1
-    assert cli.main(["status", "--results", str(study / "nope")]) == 2
+    with pytest.raises(SystemExit) as exit_:  # refused by argparse (cli.args.results_folder)
+        cli.main(["status", "--results", str(study / "nope")])
+    assert exit_.value.code == 2
     assert "no such results folder" in capsys.readouterr().err
     assert cli.main(["status", "--results", str(study), "--workers", "0"]) == 2
     assert "--workers must be > 0" in capsys.readouterr().err

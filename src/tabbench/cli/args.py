@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from tabbench.nulls import is_null
@@ -60,6 +61,15 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
     return value
+
+
+def results_folder(text: str) -> Path:
+    """An existing folder, for ``--results``: a mistyped path is refused here rather than read
+    as an empty study (which draws empty figures and writes "no pairs" tables without a word)."""
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"no such results folder: {text!r}")
+    return path
 
 
 def field_default(cls: type, name: str) -> Any:

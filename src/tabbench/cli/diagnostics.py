@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from tabbench.cli.args import results_folder
 from tabbench.cli.train import (
     add_device_arguments,
     add_trainer_option_arguments,
@@ -87,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Diagnostic tables of a results folder (docs/diagnostics.md) from its "
                     "runs/ (selection bias) and replay/ (calibrators, reliability; stale or "
                     "missing replays are counted and left out) into --out.")
-    p.add_argument("--results", required=True, type=Path, help="the results folder")
+    p.add_argument("--results", required=True, type=results_folder, help="the results folder")
     p.add_argument("--out", required=True, type=Path, help="results/summary/diagnostics")
     p.add_argument("--pairs", nargs="*", default=None, metavar="MODEL/DATASET",
                    help="only these (model, dataset); default every one under runs/")

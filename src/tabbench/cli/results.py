@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from tabbench.aggregate import LARGE_ROWS
+from tabbench.cli.args import results_folder
 from tabbench.comparisons import ROPE_PERCENT
 
 
@@ -148,7 +149,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "draw every figure into --out (summary tables in OUT/summary). "
                     "From --summary DIR: only draw (what the Snakemake rule does).")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--results", type=Path, help="a results folder (runs/ and/or selected/)")
+    src.add_argument("--results", type=results_folder,
+                     help="a results folder (runs/ and/or selected/)")
     src.add_argument("--summary", type=Path, help="a summary folder written by `aggregate`")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--figures-dir", type=Path, default=None,
@@ -176,7 +178,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "the complete pairs, the progress, the all-datasets comparison, the ranks, "
                     "the regret) rewritten between its markers (docs/reproduction.md: a test "
                     "checks the page against its shipped results).")
-    p.add_argument("--results", required=True, type=Path)
+    p.add_argument("--results", required=True, type=results_folder)
     p.add_argument("--page", type=Path, default=None,
                    help="a Markdown page holding generated tables' markers")
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
@@ -188,7 +190,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "(selected/, summary/ with the diagnostics tables, run_config.yaml, the "
                     "Fig. 1 run) into --out, with a PUBLISHED.json manifest "
                     "(tabbench.publish); `tabbench figures --results OUT` then redraws them.")
-    p.add_argument("--results", required=True, type=Path)
+    p.add_argument("--results", required=True, type=results_folder)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--max-mb", type=float, default=30.0,
                    help="refuse to write a copy larger than this (default 30 MB)")

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from tabbench.cli.args import results_folder
+
 
 def _status(args: argparse.Namespace) -> int:
     from tabbench.status import StatusError, render, study_status
@@ -26,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "without its runs file) and left of those its settings plan, configs "
                     "recorded and failed, and the time left predicted from the folder's own "
                     "finished jobs (tabbench.status). Reads only; safe beside a running study.")
-    p.add_argument("--results", required=True, type=Path, help="the results folder")
+    p.add_argument("--results", required=True, type=results_folder, help="the results folder")
     p.add_argument("--data", type=Path, default=None,
                    help="the study's data folder (default: its data_dir setting, looked for "
                         "beside the results folder, then in the working directory)")
