@@ -226,10 +226,9 @@ def test_cli_regenerates_from_a_results_folder(results, drawn, tmp_path):
     pd.testing.assert_frame_equal(again["relative"], summary["relative"])
 
 
-def test_cd_diagrams_draw_the_summarys_mean_ranks(tmp_path):
-    """The ranks table of hand-built selected rows (TS-Ref. stopping best on every dataset)
-    becomes one CD panel per (subset, model, regime), drawing exactly the table's ranks."""
-    from tabbench.plots.ranks import cd_diagrams
+def _hand_built_ranks() -> pd.DataFrame:
+    """The ranks table of hand-built selected rows of one model ("mlp", default config) on 6
+    large datasets, TS-Ref. stopping best on every dataset: an "all" and a "large" panel."""
     from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
     from tabbench.summary_tables import rank_table
 
@@ -243,7 +242,15 @@ def test_cd_diagrams_draw_the_summarys_mean_ranks(tmp_path):
                        n_classes=2, n_rows=20_000, stopping=stopping,
                        test_logloss_ts=v + 0.001 * i)
             rows.append(row)
-    ranks = rank_table(pd.DataFrame(rows)[list(SELECTED_COLUMNS)], large_rows=10_000)
+    return rank_table(pd.DataFrame(rows)[list(SELECTED_COLUMNS)], large_rows=10_000)
+
+
+def test_cd_diagrams_draw_the_summarys_mean_ranks(tmp_path):
+    """The ranks table of hand-built selected rows (TS-Ref. stopping best on every dataset)
+    becomes one CD panel per (subset, model, regime), drawing exactly the table's ranks."""
+    from tabbench.plots.ranks import cd_diagrams
+
+    ranks = _hand_built_ranks()
     assert set(ranks["subset"]) == {"all", "large"}
     drawn = cd_diagrams({"ranks": ranks}, tmp_path)
     assert sorted(drawn["panels"]) == ["all/mlp/default", "large/mlp/default"]
@@ -289,3 +296,40 @@ def test_fig5_shows_and_names_only_the_models_it_has_points_for(tmp_path, monkey
     assert model_colour("lightgbm", ["xgboost", "lightgbm"]) != model_colour("xgboost",
                                                                               ["xgboost",
                                                                                "lightgbm"])
+
+
+def _suptitle_overlaps(fig) -> list[str]:
+    """The axes (by title) whose drawn extent runs into the figure's suptitle."""
+    if fig._suptitle is None or not fig._suptitle.get_text():
+        return []
+    renderer = fig.canvas.get_renderer()
+    title = fig._suptitle.get_window_extent(renderer)
+    return [ax.get_title() or f"axes {i}" for i, ax in enumerate(fig.axes)
+            if ax.get_visible() and title.overlaps(ax.get_tightbbox(renderer))]
+
+
+def test_no_figure_title_runs_into_its_panels(drawn, tmp_path, monkeypatch):
+    """Every figure's suptitle sits above its panels: the CD diagrams once printed it over the
+    first panel's title (tight_layout leaves no room for it above autorank's drawing)."""
+    from matplotlib.figure import Figure
+
+    summary, _, _ = drawn
+    overlaps: dict[str, list[str]] = {}
+    real_savefig = Figure.savefig
+
+    def savefig(fig, fname, *args, **kwargs):
+        found = _suptitle_overlaps(fig)
+        if found:
+            overlaps[Path(str(fname)).name] = found
+        return real_savefig(fig, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    make_figures(summary, tmp_path)
+    # and a tall CD figure: 8 panels (4 models x 2 subsets), as a finished study draws it
+    from tabbench.plots.ranks import cd_diagrams
+
+    ranks = _hand_built_ranks()
+    cd_diagrams({"ranks": pd.concat([ranks.assign(model=m) for m in
+                                     ("xgboost", "mlp", "realmlp", "lightgbm")])},
+                tmp_path / "tall")
+    assert overlaps == {}

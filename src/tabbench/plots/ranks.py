@@ -15,7 +15,15 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from tabbench.plots.style import WIDTH, empty_panel, figure_style, model_label, order_models, save
+from tabbench.plots.style import (
+    WIDTH,
+    empty_panel,
+    figure_style,
+    model_label,
+    order_models,
+    save,
+    tight_layout_below,
+)
 
 STEM = "figG2_stopping_ranks"
 _SUBSET_TITLES = {"all": "all datasets", "large": "large datasets"}
@@ -51,8 +59,8 @@ def cd_diagrams(summary: dict, out_dir: str | Path) -> dict:
     with figure_style():
         n = max(1, len(keys))
         fig, axes = plt.subplots(n, 1, figsize=(WIDTH, 1.9 * n), squeeze=False)
-        fig.suptitle("Mean ranks of the stopping methods (test logloss after TS; 1 = best), "
-                     "with Nemenyi's critical difference (CD)")
+        title = fig.suptitle("Mean ranks of the stopping methods (test logloss after TS; "
+                             "1 = best), with Nemenyi's critical difference (CD)")
         if not keys:
             empty_panel(axes[0, 0], "No (model, regime) with 5 datasets holding every method")
         for ax, (subset, model, regime) in zip(axes[:, 0], keys, strict=False):
@@ -66,6 +74,6 @@ def cd_diagrams(summary: dict, out_dir: str | Path) -> dict:
                          f"CD = {first['cd']:.2f})", fontsize=8)
             drawn[f"{subset}/{model}/{regime}"] = {
                 "mean_ranks": result.rankdf["meanrank"].to_dict(), "cd": result.cd}
-        fig.tight_layout()
+        tight_layout_below(fig, title)
         files = save(fig, out_dir, STEM)
     return {"files": files, "panels": drawn}

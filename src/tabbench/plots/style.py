@@ -82,6 +82,19 @@ def save(fig: Figure, out_dir: str | Path, stem: str) -> list[Path]:
     return paths
 
 
+def tight_layout_below(fig: Figure, title, pad_points: float = 4.0) -> None:
+    """``fig.tight_layout()``, then the panels lowered until the figure's ``title`` (what
+    ``fig.suptitle`` returned) clears the highest of them by ``pad_points``. tight_layout's room
+    for a suptitle falls short on a tall stack of panels whose drawing reaches above the axes
+    (autorank's CD diagrams: the title landed on the first panel's)."""
+    fig.tight_layout()
+    renderer = fig.canvas.get_renderer()
+    panels_top = max(ax.get_tightbbox(renderer).y1 for ax in fig.axes if ax.get_visible())
+    clash = panels_top - title.get_window_extent(renderer).y0 + pad_points * fig.dpi / 72
+    if clash > 0:
+        fig.tight_layout(rect=(0, 0, 1, 1 - clash / fig.bbox.height))
+
+
 def empty_panel(ax, message: str) -> None:
     """An explanatory panel instead of a crash or a blank axis."""
     ax.set_xticks([])
