@@ -131,7 +131,8 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
     manifest = {
-        "source": str(results),
+        # the study folder's name: its absolute path names the publisher's machine, not the study
+        "source": Path(results).resolve().name,
         "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "published_by_commit": code_commit(),
         "bytes": int(total),
