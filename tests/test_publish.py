@@ -4,6 +4,8 @@ diagnostics without its runs files, stays within its size budget, and says what 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -91,3 +93,44 @@ def test_a_status_that_cannot_be_read_is_recorded_and_the_copy_still_made(study,
     manifest = publish(study, tmp_path / "copy")
     assert manifest["status"] == {"error": "KeyError: 'n_splits'"}
     assert is_published(tmp_path / "copy")
+
+
+def test_a_missing_or_stale_selection_is_computed_into_the_copy(study, tmp_path):
+    """Mid-study a pair's runs can be complete before its select job ran (or newer than its
+    selected file): `tabbench figures` selects it in memory for the summary, and publish puts
+    that same selection into the copy instead of refusing or shipping the stale file."""
+    folder = tmp_path / "study"
+    shutil.copytree(study, folder)
+    missing = folder / "selected" / "mlp" / "adult.parquet"
+    stale = folder / "selected" / "xgboost" / "phoneme.parquet"
+    want_missing, want_stale = pd.read_parquet(missing), pd.read_parquet(stale)
+    missing.unlink()
+    stale_rows = want_stale.assign(test_logloss=want_stale["test_logloss"] + 1.0)
+    stale_rows.to_parquet(stale)
+    summarised_at = (folder / "summary" / "meta.json").stat().st_mtime
+    os.utime(stale, (summarised_at - 20, summarised_at - 20))  # older than its runs
+    for runs in (folder / "runs" / "xgboost" / "phoneme").glob("split*.parquet"):
+        os.utime(runs, (summarised_at - 10, summarised_at - 10))
+    manifest = publish(folder, tmp_path / "copy")
+    assert "selected/mlp/adult.parquet" in manifest["files"]
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "copy" / "selected" / "mlp" / "adult.parquet"), want_missing)
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "copy" / "selected" / "xgboost" / "phoneme.parquet"),
+        want_stale)
+    assert manifest["bytes"] == sum(
+        p.stat().st_size for p in (tmp_path / "copy").rglob("*")
+        if p.is_file() and p.name != "PUBLISHED.json")
+
+
+def test_a_pair_changed_after_the_summary_is_refused(study, tmp_path):
+    """A study still running completes pairs between the redraw and the copy: publishing then
+    would ship a selection its summary and diagnostics lack."""
+    folder = tmp_path / "study"
+    shutil.copytree(study, folder)
+    summarised_at = (folder / "summary" / "meta.json").stat().st_mtime
+    runs = folder / "runs" / "mlp" / "segment" / "split0.parquet"
+    os.utime(runs, (summarised_at + 60, summarised_at + 60))
+    with pytest.raises(PublishError, match="mlp/segment changed after its summary was computed"):
+        publish(folder, tmp_path / "copy")
+    assert not (tmp_path / "copy").exists()

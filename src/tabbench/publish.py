@@ -7,7 +7,10 @@ stopping metric), and every summary table, claim and paper figure is computed fr
 (docs/design.md §7–§8). So the copy keeps:
 
 * ``run_config.yaml`` (how the study was produced: ``tabbench figures`` reads its "large"
-  threshold and its ROPE from it) and ``selected/`` (every complete (model, dataset));
+  threshold and its ROPE from it) and ``selected/`` (every complete (model, dataset); where
+  the folder's selected file is missing or older than its runs, as mid-study before the
+  select job ran, the selection is computed into the copy, as ``tabbench figures`` computes
+  it for the summary);
 * the runs file of the Fig. 1 analogue (the one run the curve is drawn from), as it is;
 * ``summary/`` as the study wrote it, including ``meta.json`` (provenance: code and package
   versions of every runs file it read) and ``summary/diagnostics/`` — the diagnostics computed
@@ -21,7 +24,7 @@ stopping metric), and every summary table, claim and paper figure is computed fr
 
 Left out: every other runs file, the part folders, replays, figures (they are redrawn) and logs.
 The copy must stay under a size budget (default 30 MB); :func:`publish` fails before writing if
-it would not.
+it would not, and if a complete pair changed after the summary was computed (redraw first).
 """
 
 from __future__ import annotations
@@ -58,23 +61,43 @@ def read_manifest(results: PathLike) -> dict:
     return json.loads(Path(ResultsLayout(results).published).read_text())
 
 
-def _plan(results: Path) -> tuple[list[tuple[Path, Path]], dict[str, str]]:
-    """(source, relative target) of every file to copy, and what is left out with why."""
+def _newest_input(pair) -> float:
+    """The mtime of the newest file the summary reads for ``pair`` (its runs, its selection)."""
+    files = [*pair.runs, *([] if pair.selected is None else [pair.selected])]
+    return max(Path(f).stat().st_mtime for f in files)
+
+
+def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path], Path]],
+                                  dict[str, str]]:
+    """(source, relative target) of every file to copy; (runs files, relative target) of every
+    selection to write into the copy (a complete pair whose selected file is missing or older
+    than its runs: what ``tabbench figures`` selects in memory, so the copy holds the rows its
+    summary was computed from); and what is left out with why. Refused when a complete pair
+    changed after the summary was computed (a study still running completes pairs between the
+    redraw and the copy): the copy would ship selections its summary and diagnostics lack."""
     layout = ResultsLayout(results)
     files: list[tuple[Path, Path]] = []
+    to_select: list[tuple[list[Path], Path]] = []
     run_config = Path(layout.run_config)
     if run_config.is_file():
         files.append((run_config, Path(run_config.name)))
-    pairs = complete_results(results)
-    for pair in pairs:
-        if pair.selected is None:
-            raise PublishError(f"{pair.model}/{pair.dataset} has no selected file: run `snakemake "
-                               "select` (or the study) on the folder before publishing it")
-        files.append((Path(pair.selected), Path(pair.selected).relative_to(results)))
     summary = Path(layout.summary_dir)
     if not (summary / "meta.json").is_file():
         raise PublishError(f"{summary}/meta.json is missing: run `snakemake figures` (or the "
                            "study) on the folder before publishing it")
+    summarised_at = (summary / "meta.json").stat().st_mtime
+    for pair in complete_results(results):
+        if _newest_input(pair) > summarised_at:
+            raise PublishError(
+                f"{pair.model}/{pair.dataset} changed after its summary was computed "
+                f"({summary}/meta.json): redraw it first (`tabbench figures --results "
+                f"{results} --out {results} --figures-dir {results}/figures`, or `snakemake "
+                "figures`), then publish")
+        selected = Path(layout.selected(pair.model, pair.dataset))
+        if pair.selected_is_fresh():
+            files.append((selected, selected.relative_to(results)))
+        else:
+            to_select.append(([Path(r) for r in pair.runs], selected.relative_to(results)))
     for f in sorted(p for p in summary.rglob("*") if p.is_file()):
         files.append((f, f.relative_to(results)))
     curve = json.loads((summary / "meta.json").read_text()).get("curve_run")
@@ -90,7 +113,7 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], dict[str, str]]:
         "they feed are shipped as tables (summary/diagnostics/)",
         "figures/, report.html, logs/": "redrawn by `tabbench figures --results` / not needed",
     }
-    return files, left_out
+    return files, to_select, left_out
 
 
 def progress(results: PathLike) -> dict:
@@ -114,9 +137,10 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
     """Copy the shippable part of ``results`` into ``out`` (module docstring); returns the
     manifest written to ``out/PUBLISHED.json``. ``out`` is replaced as a whole."""
     from tabbench.provenance import code_commit
+    from tabbench.select import write_selected
 
     results, out = Path(results), Path(out)
-    files, left_out = _plan(results)
+    files, to_select, left_out = _plan(results)
     total = sum(src.stat().st_size for src, _ in files)
     if total > max_bytes:
         biggest = sorted(files, key=lambda f: -f[0].stat().st_size)[:5]
@@ -130,13 +154,16 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
         target = tmp / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
+    for runs, rel in to_select:
+        write_selected(runs, tmp / rel)
+        total += (tmp / rel).stat().st_size
     manifest = {
         # the study folder's name: its absolute path names the publisher's machine, not the study
         "source": Path(results).resolve().name,
         "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "published_by_commit": code_commit(),
         "bytes": int(total),
-        "files": sorted(str(rel) for _, rel in files),
+        "files": sorted(str(rel) for _, rel in [*files, *to_select]),
         "left_out": left_out,
         "diagnostics": f"{SUMMARY}/{DIAGNOSTICS}/ as computed from the full folder",
         "status": progress(results),
