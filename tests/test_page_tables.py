@@ -182,3 +182,44 @@ def test_a_page_with_the_first_versions_claims_markers_is_rewritten_in_place():
     assert names_in(page) == ["claims", "ranks"]
     new = with_tables(page, {"claims": "| new |"})
     assert new == page.replace("| old |", "| new |", 1) and embedded(new, "claims") == "| new |"
+
+
+def _headline_selected(gain_percent: float, n_datasets: int = 6) -> pd.DataFrame:
+    """Selected rows of one model (default config) on ``n_datasets`` large datasets where
+    TS-Ref. stopping's test logloss after TS is ``gain_percent`` % below logloss stopping's
+    (with a small spread, as real datasets have)."""
+    from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
+
+    rows = []
+    for i in range(n_datasets):
+        for stopping, factor in (("logloss", 1.0),
+                                 ("ts_ref", 1 - (gain_percent + 0.02 * i) / 100)):
+            row = dict.fromkeys(TEST_COLUMNS, 1.0)
+            row.update(model="mlp", regime="default", dataset=f"d{i}", split=0, config=0,
+                       epoch=1, val=0.0, n_candidates=1, n_skipped=0, beta=1.0,
+                       fit_seconds=1.0, params="{}", n_train=640, n_val=160, n_test=200,
+                       n_classes=2, n_rows=20_000, stopping=stopping,
+                       test_logloss_ts=0.5 * factor)
+            rows.append(row)
+    return pd.DataFrame(rows)[list(SELECTED_COLUMNS)]
+
+
+def test_the_rope_table_judges_the_headline_again_at_each_rope():
+    """A gain of about 0.5 % on 6 datasets is a reproduced "better" within a ±0.1 % ROPE and a
+    practical equivalence (not reproduced) within ±1 %: the table shows both, the folder's own
+    ROPE marked, with the claims table's own verdicts."""
+    from tabbench.page_tables import rope_table
+
+    lines = rope_table(_headline_selected(0.5), 10_000, rope=1.0).splitlines()
+    assert lines[0] == ("| model | regime | n | median | ROPE ±0.1 % | ROPE ±0.5 % | "
+                        "ROPE ±1 % (the table's) | ROPE ±2 % |")
+    cells = [c.strip() for c in lines[2].strip("|").split("|")]
+    assert cells[:4] == ["MLP", "default", "6", "-0.55 %"]
+    assert cells[4].endswith("**reproduced**") and cells[6].endswith("**not reproduced**")
+    assert len(lines) == 3
+    # the folder's own ROPE joins the list when it is not one of them
+    assert "ROPE ±0.3 % (the table's)" in rope_table(_headline_selected(0.5), 10_000, rope=0.3)
+    # too few datasets: no probabilities, inconclusive whatever the ROPE
+    few = rope_table(_headline_selected(0.5, n_datasets=3), 10_000, rope=1.0).splitlines()[2]
+    assert few.count("–: **inconclusive**") == 4
+    assert rope_table(_headline_selected(0.5).iloc[:0], 10_000, rope=1.0).startswith("No ")

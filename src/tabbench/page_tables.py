@@ -17,7 +17,9 @@ A page names what it embeds: ``<!-- generated table: NAME; ... -->`` up to
 * ``ranks``: the mean rank of each stopping method (+TS) over all datasets per (model, regime),
   with the critical difference: the numbers of the CD diagrams;
 * ``regret``: each stopping metric's median regret against the best (config, epoch) on test
-  (the diagnostics' ``regret_summary``, computed from the complete pairs' runs files).
+  (the diagnostics' ``regret_summary``, computed from the complete pairs' runs files);
+* ``rope``: the paper's headline claim judged again at several regions of practical
+  equivalence, beside the folder's own: how much of its verdict is the ROPE's.
 """
 
 from __future__ import annotations
@@ -295,6 +297,48 @@ def progress_table(manifest: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
+#: the regions of practical equivalence (± %) the ``rope`` table shows, beside the folder's own
+ROPE_SENSITIVITY = (0.1, 0.5, 1.0, 2.0)
+#: the claim the ``rope`` table is shown for: the paper's headline (Fig. 5)
+HEADLINE_CLAIM = "ts_ref_beats_logloss"
+
+
+def rope_table(selected: pd.DataFrame, large_rows: int, rope: float,
+               claim_id: str = HEADLINE_CLAIM,
+               ropes: tuple[float, ...] = ROPE_SENSITIVITY) -> str:
+    """The claim ``claim_id`` per (model, regime) judged again at each ROPE of ``ropes`` and at
+    the folder's ``rope`` (marked): P(better)/P(equivalent)/P(worse) and the verdict. The rule
+    and the tests are the claims table's (:func:`tabbench.claims.check_claims`); only the
+    region of practical equivalence changes, so the table says how much of a verdict is the
+    ROPE's choice (a gain smaller than the ROPE counts as "equivalent")."""
+    from tabbench.claims import CLAIMS, check_claims
+    from tabbench.plots.style import model_label
+
+    claim = next((c for c in CLAIMS if c.id == claim_id), None)
+    if claim is None:
+        raise ValueError(f"no claim {claim_id!r}; known: {[c.id for c in CLAIMS]}")
+    widths = sorted({*(float(w) for w in ropes), float(rope)})
+    checked = {w: check_claims(selected, large_rows, [claim], rope=w) for w in widths}
+    judged = checked[float(rope)]
+    groups = _columns(judged[judged["n"] > 0])  # a (model, regime) with no dataset: no row
+    if not groups:
+        return f"No (model, regime) has the datasets of the claim {claim.statement!r}."
+    head = ["model", "regime", "n", "median"] + [
+        f"ROPE ±{w:g} %" + (" (the table's)" if w == float(rope) else "") for w in widths]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---:|---:|" + "---|" * len(widths)]
+    for (model, regime), row in groups.items():
+        r = row.iloc[0]
+        cells = [model_label(model), regime, str(int(r["n"])), f"{r['median']:+.2f} %"]
+        for w in widths:
+            c = checked[w]
+            hit = c[(c["model"] == model) & (c["regime"] == regime)].iloc[0]
+            probs = ("–" if not np.isfinite(hit["p_better"]) else
+                     f"{hit['p_better']:.2f}/{hit['p_equivalent']:.2f}/{hit['p_worse']:.2f}")
+            cells.append(f"{probs}: **{hit['verdict']}**")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 #: every generated table a page may hold: name -> how it is computed
 TABLES: dict[str, Callable[[PageInputs], str]] = {
     "claims": _claims,
@@ -305,4 +349,5 @@ TABLES: dict[str, Callable[[PageInputs], str]] = {
                                              or BASELINE),
     "ranks": lambda i: ranks_table(i.frames["ranks"]),
     "regret": lambda i: regret_table(i.regret),
+    "rope": lambda i: rope_table(i.selected, i.large_rows, i.frames["meta"]["rope_percent"]),
 }
