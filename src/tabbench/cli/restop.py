@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tabbench.cli.args import positive_int, results_folder
+from tabbench.cli.args import positive_int
 
 
 def _restop(args: argparse.Namespace) -> int:
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "existing columns never change. Prints what it added and what it could not, "
                     "and why; writes <results>/restop.json. Then `snakemake figures` reselects "
                     "and redraws (docs/design.md §16).")
-    p.add_argument("--results", required=True, type=results_folder, help="the results folder")
+    p.add_argument("--results", required=True, type=Path, help="the results folder")
     p.add_argument("--data", type=Path, default=None,
                    help="the study's data folder, which kept models predict on (default: its "
                         "data_dir setting, found as `tabbench status` finds it)")
@@ -67,5 +67,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "recorded configs kept as they are) and remove it, so that the next "
                     "`snakemake` run plans its train job, which retrains the failed configs "
                     "only. Writes <results>/retry_failed.json (tabbench.retry).")
-    r.add_argument("--results", required=True, type=results_folder, help="the results folder")
+    r.add_argument("--results", required=True, type=Path, help="the results folder")
     r.set_defaults(func=_retry_failed)
