@@ -269,13 +269,25 @@ def regret_table(regret: pd.DataFrame | None) -> str:
 def progress_table(manifest: Mapping[str, Any] | None) -> str:
     """The study's progress when the copy was published (``PUBLISHED.json``'s ``status``): per
     model the train jobs done of those planned, running, configs recorded and failed, and the
-    predicted job time left; then the predicted wall time left and end."""
-    from tabbench.plots.style import model_label, order_models
-    from tabbench.status import hours_text
-
+    predicted job time left; then the predicted wall time left and end. A copy merged from
+    several (:mod:`tabbench.publish_merge`) gives each source's, in order, under its name."""
     if manifest is None:
         return ("Not a published copy: no progress recorded (`tabbench status` on the study's "
                 "folder gives it).")
+    if "sources" not in manifest:
+        return _one_progress_table(manifest)
+    parts = []
+    for i, source in enumerate(manifest["sources"], 1):
+        commit = str(source.get("published_by_commit") or "unknown")[:7]
+        parts += [f"Source {i}: `{source.get('source')}`, published {source.get('published')} "
+                  f"by commit {commit}.", "", progress_table(source), ""]
+    return "\n".join(parts).rstrip()
+
+
+def _one_progress_table(manifest: Mapping[str, Any]) -> str:
+    from tabbench.plots.style import model_label, order_models
+    from tabbench.status import hours_text
+
     status = manifest.get("status") or {"error": "a copy published before progress was kept"}
     if "error" in status:
         return f"The study's progress was not recorded when it was published: {status['error']}."

@@ -16,7 +16,7 @@ import json
 import os
 import platform
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -150,3 +150,33 @@ def runs_files_provenance(selected: Any, runs_dir: str | os.PathLike[str] | None
     return {"versions": g["versions"], "mixed_versions": g["mixed"],
             "n_runs_files": g["n_files"], "n_runs_files_without_provenance":
             g["n_without_provenance"]}
+
+
+def merged_provenance(metas: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The provenance keys of several summaries' ``meta.json`` (each as
+    :func:`runs_files_provenance` and the failure counts wrote it) as one summary of all their
+    runs files would give them: a version with one value everywhere stays a value, one with
+    several becomes their sorted list and is listed in ``mixed_versions``; counts add up. For a
+    published copy extended with another study's pairs (:mod:`tabbench.publish_merge`), whose
+    runs files are not there to gather again."""
+    values: dict[str, list[Any]] = {}
+    for meta in metas:
+        mixed = set(meta.get("mixed_versions", []))
+        for key, value in meta.get("versions", {}).items():
+            for v in (value if key in mixed else [value]):
+                if v not in values.setdefault(key, []):
+                    values[key].append(v)
+    versions: dict[str, Any] = {}
+    mixed_keys = []
+    for key in sorted(values):
+        vs = sorted(values[key], key=json.dumps)
+        versions[key] = vs[0] if len(vs) == 1 else vs
+        if len(vs) > 1:
+            mixed_keys.append(key)
+    failures = [m.get("failures", {"configs": 0, "by": []}) for m in metas]
+    return {"versions": versions, "mixed_versions": mixed_keys,
+            "n_runs_files": sum(int(m.get("n_runs_files", 0)) for m in metas),
+            "n_runs_files_without_provenance":
+                sum(int(m.get("n_runs_files_without_provenance", 0)) for m in metas),
+            "failures": {"configs": sum(int(f.get("configs", 0)) for f in failures),
+                         "by": [b for f in failures for b in f.get("by", [])]}}

@@ -60,10 +60,20 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
-    from tabbench.publish import PublishError, publish
+    import tempfile
 
+    from tabbench.publish import PublishError, publish
+    from tabbench.publish_merge import merge_published
+
+    max_bytes = int(args.max_mb * 2**20)
     try:
-        manifest = publish(args.results, args.out, int(args.max_mb * 2**20))
+        if args.onto is None:
+            manifest = publish(args.results, args.out, max_bytes)
+        else:
+            with tempfile.TemporaryDirectory() as tmp:
+                own = Path(tmp) / "copy"  # its manifest names --results, not this
+                publish(args.results, own, max_bytes)
+                manifest = merge_published(args.onto, own, args.out, max_bytes)
     except PublishError as err:
         print(f"tabbench publish: error: {err}", file=sys.stderr)
         return 2
@@ -194,4 +204,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--max-mb", type=float, default=30.0,
                    help="refuse to write a copy larger than this (default 30 MB)")
+    p.add_argument("--onto", type=results_folder, default=None,
+                   help="a published copy to extend: --out gets its pairs and those of "
+                        "--results (same settings, no pair in both; tabbench.publish_merge). "
+                        "--out may be this folder")
     p.set_defaults(func=_publish)

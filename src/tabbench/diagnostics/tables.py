@@ -38,6 +38,16 @@ FILES: dict[str, str] = {**DIAGNOSTIC_TABLE_FILES, **DIAGNOSTIC_OTHER_FILES}
 def diagnostics_frames(tasks: Sequence[SplitTask], jobs: int | None = None) -> dict[str, Any]:
     """Every diagnostic table (``DIAGNOSTIC_TABLE_FILES``), the Markdown digest and ``meta``."""
     raw, status = collect(tasks, jobs)
+    return summarised(raw, n_splits=len(tasks), models=sorted({t.model for t in tasks}),
+                      n_datasets=len({t.dataset for t in tasks}),
+                      replay={k: len(v) for k, v in status.items()}, stale=status["stale"])
+
+
+def summarised(raw: dict[str, pd.DataFrame], *, n_splits: int, models: list[str],
+               n_datasets: int, replay: dict[str, int], stale: list[str]) -> dict[str, Any]:
+    """The tables, digest and ``meta`` from the per-split frames of :func:`collect` (``raw``;
+    a missing key is an empty table) and the replay counts (``replay``: used/stale/missing,
+    ``stale``: the stale ones)."""
     sel = raw.get("selection", pd.DataFrame())
     curve = raw.get("curve", pd.DataFrame())
     scores = raw.get("scores", empty_frame(["model", "dataset", "split", "regime", "stopping",
@@ -55,16 +65,47 @@ def diagnostics_frames(tasks: Sequence[SplitTask], jobs: int | None = None) -> d
     out.update(rel)
     out["cost_summary"] = summarise_cost(cost)
     out["meta"] = {
-        "n_splits": len(tasks),
-        "models": sorted({t.model for t in tasks}),
-        "n_datasets": len({t.dataset for t in tasks}),
-        "replay": {k: len(v) for k, v in status.items()},
-        "stale_replays": status["stale"],
+        "n_splits": n_splits,
+        "models": models,
+        "n_datasets": n_datasets,
+        "replay": replay,
+        "stale_replays": stale,
         "example_dataset": example,
         "main_target": MAIN_TARGET,
     }
     out["markdown"] = markdown(out)
     return out
+
+
+#: the per-split tables a diagnostics folder keeps (the rest are summaries of them)
+PER_SPLIT_TABLES = ("selection", "curve", "scores", "cost")
+
+
+def merged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """The diagnostics of two folders' disjoint pairs as one (:func:`read_diagnostics` of each;
+    a published copy extended by another study's pairs, :mod:`tabbench.publish_merge`): their
+    per-split tables concatenated and summarised again. Refused (ValueError) when either used
+    replays: the reliability bins their diagrams pool are not kept in a diagnostics folder."""
+    for tables in (first, second):
+        if tables["meta"].get("replay", {}).get("used"):
+            raise ValueError("diagnostics computed from replays cannot be merged: the "
+                             "reliability bins they pool are not kept in the tables")
+    raw = {}
+    for key in PER_SPLIT_TABLES:
+        parts = [t[key] for t in (first, second) if len(t[key])]
+        if parts:
+            raw[key] = pd.concat(parts, ignore_index=True)
+    ma, mb = first["meta"], second["meta"]
+    datasets = set()
+    for t in (first, second):
+        if "dataset" in t["selection"]:
+            datasets |= set(t["selection"]["dataset"])
+    return summarised(
+        raw, n_splits=int(ma["n_splits"]) + int(mb["n_splits"]),
+        models=sorted(set(ma["models"]) | set(mb["models"])), n_datasets=len(datasets),
+        replay={k: int(ma["replay"].get(k, 0)) + int(mb["replay"].get(k, 0))
+                for k in ("used", "stale", "missing")},
+        stale=[*ma.get("stale_replays", []), *mb.get("stale_replays", [])])
 
 
 def write_diagnostics(frames: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:

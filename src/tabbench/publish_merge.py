@@ -1,0 +1,151 @@
+"""One published copy from two (``tabbench publish --onto``): a study's copy extended with the
+pairs another study folder of the same settings completed.
+
+Why: a study's runs files are not shipped (:mod:`tabbench.publish`), so once its folder is lost
+(a machine handed back, a disk wiped) the pairs it had completed live on only in its published
+copy. Training the missing pairs in a new folder with the same settings, then extending the copy
+with them, gives one copy whose summary, claims and figures cover both, instead of retraining
+what was already published or shipping two copies whose claims nobody can read together.
+
+The two must be disjoint in (model, dataset) — a pair in both is refused, not silently chosen —
+and agree on every setting that changes what is trained (``run_config.yaml`` apart from
+:data:`tabbench.run_config.INVOCATION_KEYS`). The copy holds both selected/ folders, the run of
+the Fig. 1 analogue its summary chooses, the summary computed again from all selected files
+(what ``tabbench figures`` does on any copy), the diagnostics tables of both merged
+(:func:`tabbench.diagnostics.tables.merged`), the provenance of both (versions that differ are
+listed as mixed: :func:`tabbench.provenance.merged_provenance`) and a ``PUBLISHED.json`` whose
+``sources`` keep each copy's own manifest: where it came from, with which code, and how far its
+study was.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tabbench.io import write_json_atomic
+from tabbench.layout import META, SUMMARY, PathLike, ResultsLayout
+from tabbench.publish import MAX_BYTES, PublishError, is_published, read_manifest
+
+#: the manifest keys each source keeps in the merged copy's ``sources``
+SOURCE_KEYS = ("source", "published", "published_by_commit", "status", "sources")
+
+
+def _settings(copy: Path) -> dict[str, Any]:
+    from tabbench.run_config import INVOCATION_KEYS
+
+    path = Path(ResultsLayout(copy).run_config)
+    if not path.is_file():
+        raise PublishError(f"{copy} has no run_config.yaml: its settings cannot be checked")
+    body = yaml.safe_load(path.read_text()) or {}
+    return {k: v for k, v in body.items() if k not in INVOCATION_KEYS}
+
+
+def _check_settings(first: Path, second: Path) -> None:
+    a, b = _settings(first), _settings(second)
+    differ = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
+    if differ:
+        raise PublishError(
+            f"{first} and {second} were trained with different settings ("
+            + "; ".join(f"{k}: {a[k]!r} vs {b[k]!r}" for k in differ)
+            + "): their pairs are not one study")
+
+
+def _relative_files(copy: Path, folder: str) -> list[Path]:
+    root = copy / folder
+    return sorted(p.relative_to(copy) for p in root.rglob("*") if p.is_file()) \
+        if root.is_dir() else []
+
+
+def _source_manifest(copy: Path) -> dict[str, Any]:
+    manifest = read_manifest(copy)
+    return {k: manifest[k] for k in SOURCE_KEYS if k in manifest}
+
+
+def merge_published(first: PathLike, second: PathLike, out: PathLike,
+                    max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    """Write into ``out`` the published copy of ``first``'s and ``second``'s pairs (module
+    docstring); returns its manifest. ``out`` may be ``first`` (extended in place: written
+    aside, then swapped)."""
+    from tabbench.diagnostics.tables import merged, read_diagnostics, write_diagnostics
+    from tabbench.provenance import code_commit, merged_provenance
+    from tabbench.results_folder import regenerate
+
+    first, second, out = Path(first), Path(second), Path(out)
+    for copy in (first, second):
+        if not is_published(copy):
+            raise PublishError(f"{copy} is not a published copy (no PUBLISHED.json): publish "
+                               "its study folder first")
+    _check_settings(first, second)
+    selected = {copy: _relative_files(copy, "selected") for copy in (first, second)}
+    both = sorted(set(selected[first]) & set(selected[second]))
+    if both:
+        raise PublishError("pairs in both copies: " + ", ".join(str(p) for p in both)
+                           + "; keep each pair in one of them")
+
+    tmp = out.with_name(f".{out.name}.merge.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    # second's settings: a newer tabbench writes every key an older one did, and more
+    shutil.copy2(ResultsLayout(second).run_config, ResultsLayout(tmp).run_config)
+    for copy in (first, second):
+        for rel in [*selected[copy], *_relative_files(copy, "runs")]:
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(copy / rel, tmp / rel)
+
+    metas = [json.loads(Path(ResultsLayout(c).summary(META)).read_text())
+             for c in (first, second)]
+    redraw = [k for k in ("large_rows", "rope_percent") if metas[0].get(k) != metas[1].get(k)]
+    if redraw:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise PublishError("the copies were summarised with different " + ", ".join(
+            f"{k} ({metas[0].get(k)} vs {metas[1].get(k)})" for k in redraw)
+            + ": redraw one with the other's (tabbench figures --large-rows / --rope), then "
+            "publish it again")
+    summary = Path(ResultsLayout(tmp).summary_dir)
+    summary.mkdir(parents=True)
+    # what regenerate keeps of a copy's meta.json (its runs files are not here to read again)
+    write_json_atomic(merged_provenance(metas), summary / META)
+    try:
+        write_diagnostics(merged(*(read_diagnostics(ResultsLayout(c).diagnostics_dir)
+                                   for c in (first, second))),
+                          ResultsLayout(tmp).diagnostics_dir)
+    except ValueError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise PublishError(str(err)) from None
+    manifest: dict[str, Any] = {
+        "source": " + ".join(str(read_manifest(c).get("source")) for c in (first, second)),
+        "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "published_by_commit": code_commit(),
+        "sources": [_source_manifest(c) for c in (first, second)],
+        "left_out": read_manifest(second).get("left_out", {}),
+        "diagnostics": f"{SUMMARY}/ diagnostics of both copies, merged",
+    }
+    published = Path(ResultsLayout(tmp).published)
+    write_json_atomic(manifest, published)
+    # the threshold and ROPE both summaries were computed with (refused above if they differ)
+    with tempfile.TemporaryDirectory() as figures:  # figures are redrawn, not shipped
+        regenerate(tmp, tmp, large_rows=metas[0].get("large_rows"), jobs=1,
+                   rope=metas[0].get("rope_percent"), figures_dir=figures)
+    meta = json.loads((summary / META).read_text())
+    for rel in _relative_files(tmp, "runs"):  # only the Fig. 1 analogue's run is shipped
+        if rel.relative_to("runs").as_posix() != meta.get("curve_run"):
+            (tmp / rel).unlink()
+    files = sorted(p for p in tmp.rglob("*") if p.is_file() and p != published)
+    manifest["files"] = [str(p.relative_to(tmp)) for p in files]
+    manifest["bytes"] = int(sum(p.stat().st_size for p in files))
+    if manifest["bytes"] > max_bytes:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise PublishError(f"the merged copy would take {manifest['bytes'] / 2**20:.1f} MB, "
+                           f"over the budget of {max_bytes / 2**20:.0f} MB")
+    write_json_atomic(manifest, published)
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.rename(out)
+    return manifest

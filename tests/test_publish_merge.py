@@ -1,0 +1,141 @@
+"""tabbench publish --onto: a published copy extended with another study folder's pairs gives
+the summary, claims, diagnostics and provenance one folder holding all of them would give."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
+
+from tabbench import cli
+from tabbench.aggregate import read_summary
+from tabbench.diagnostics.tables import read_diagnostics
+from tabbench.page_tables import progress_table
+from tabbench.publish import PublishError, publish, read_manifest
+from tabbench.publish_merge import merge_published
+from tabbench.results_folder import regenerate
+from tabbench.select import write_selected
+
+MODELS = ("xgboost", "mlp")
+DATASETS = [d for d in DEMO_DATASETS if d.name in ("adult", "phoneme", "segment")]
+SETTINGS = {"preset": "demo", "seed": 0, "n_splits": 2, "models": list(MODELS),
+            "train_threads": 1}
+
+
+def _finish(folder: Path, settings: dict) -> Path:
+    """Selected files, run_config.yaml, summary and diagnostics, as a finished study has."""
+    for runs_dir in sorted((folder / "runs").glob("*/*")):
+        model, dataset = runs_dir.parent.name, runs_dir.name
+        write_selected(sorted(runs_dir.glob("split*.parquet")),
+                       folder / "selected" / model / f"{dataset}.parquet")
+    (folder / "run_config.yaml").write_text(yaml.safe_dump(settings))
+    regenerate(folder, folder, large_rows=10_000, jobs=1)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> dict[str, Path]:
+    """The whole study, and the same runs split by model into two study folders."""
+    root = tmp_path_factory.mktemp("merge")
+    whole = root / "whole"
+    write_synthetic_results(whole, DATASETS, MODELS, n_splits=2, n_configs=2,
+                            epochs={"xgboost": (8, 10), "mlp": (6, 6)})
+    parts = {}
+    for model in MODELS:
+        part = root / f"only_{model}"
+        (part / "runs").mkdir(parents=True)
+        shutil.copytree(whole / "runs" / model, part / "runs" / model)
+        parts[model] = _finish(part, SETTINGS)
+    _finish(whole, SETTINGS)
+    return {"whole": whole, **parts}
+
+
+def test_the_merged_copy_gives_what_one_folder_of_all_pairs_gives(folders, tmp_path):
+    first = tmp_path / "first"
+    publish(folders["xgboost"], first)
+    publish(folders["mlp"], tmp_path / "second")
+    whole = tmp_path / "whole_copy"
+    publish(folders["whole"], whole)
+    manifest = merge_published(first, tmp_path / "second", tmp_path / "merged")
+    merged = tmp_path / "merged"
+    want, got = read_summary(whole / "summary"), read_summary(merged / "summary")
+    for key in ("relative", "summary", "ranks", "claims", "best_epochs", "curve", "dataset_means"):
+        pd.testing.assert_frame_equal(got[key], want[key], obj=key)
+    assert got["claims_markdown"] == want["claims_markdown"]
+    for key in ("n_runs_files", "versions", "mixed_versions", "failures", "curve_run"):
+        assert got["meta"][key] == want["meta"][key], key
+    diag_want = read_diagnostics(whole / "summary" / "diagnostics")
+    diag_got = read_diagnostics(merged / "summary" / "diagnostics")
+    for key in ("selection", "curve", "curve_summary", "regret", "optimism",
+                "selection_datasets"):
+        pd.testing.assert_frame_equal(
+            diag_got[key].sort_values(list(diag_got[key].columns[:4])).reset_index(drop=True),
+            diag_want[key].sort_values(list(diag_want[key].columns[:4])).reset_index(drop=True),
+            obj=key)
+    assert diag_got["meta"]["n_splits"] == diag_want["meta"]["n_splits"] == 12
+    # only the Fig. 1 analogue's run is shipped, and the manifest lists what is there
+    runs = sorted(str(p.relative_to(merged)) for p in (merged / "runs").rglob("*.parquet"))
+    assert runs == [f"runs/{want['meta']['curve_run']}"]
+    assert sorted(manifest["files"]) == sorted(
+        str(p.relative_to(merged)) for p in merged.rglob("*")
+        if p.is_file() and p.name != "PUBLISHED.json")
+    assert [s["source"] for s in manifest["sources"]] == ["only_xgboost", "only_mlp"]
+    # and it redraws like any copy
+    out = tmp_path / "redrawn"
+    assert cli.main(["figures", "--results", str(merged), "--out", str(out), "--jobs", "1"]) == 0
+    assert (out / "fig1_curves.png").exists()
+
+
+def test_versions_that_differ_between_the_copies_are_listed_as_mixed(folders, tmp_path):
+    versions = {"a": ({"commit": "c1", "torch": "2.13.0", "device": ["cpu", "cuda"]},
+                      ["device"]),
+                "b": ({"commit": "c2", "torch": "2.13.0", "device": "cpu"}, [])}
+    for name, (v, mixed) in versions.items():
+        publish(folders["xgboost" if name == "a" else "mlp"], tmp_path / name)
+        meta_path = tmp_path / name / "summary" / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        meta_path.write_text(json.dumps({**meta, "versions": v, "mixed_versions": mixed}))
+    merge_published(tmp_path / "a", tmp_path / "b", tmp_path / "m")
+    got = json.loads((tmp_path / "m" / "summary" / "meta.json").read_text())
+    assert got["mixed_versions"] == ["commit", "device"]
+    assert got["versions"] == {"commit": ["c1", "c2"], "device": ["cpu", "cuda"],
+                               "torch": "2.13.0"}
+
+
+def test_overlapping_pairs_or_other_settings_are_refused(folders, tmp_path):
+    publish(folders["xgboost"], tmp_path / "a")
+    publish(folders["whole"], tmp_path / "w")
+    with pytest.raises(PublishError, match="pairs in both copies: selected/xgboost/adult"):
+        merge_published(tmp_path / "a", tmp_path / "w", tmp_path / "m")
+    other = tmp_path / "other"
+    shutil.copytree(folders["mlp"], other)
+    (other / "run_config.yaml").write_text(yaml.safe_dump({**SETTINGS, "seed": 1,
+                                                           "train_threads": 4}))
+    publish(other, tmp_path / "o")
+    with pytest.raises(PublishError, match=r"different settings \(seed: 0 vs 1\)"):
+        merge_published(tmp_path / "a", tmp_path / "o", tmp_path / "m")
+    with pytest.raises(PublishError, match="not a published copy"):
+        merge_published(tmp_path / "a", folders["mlp"], tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+
+
+def test_the_command_extends_a_copy_in_place_and_keeps_each_sources_progress(folders,
+                                                                            tmp_path):
+    copy = tmp_path / "copy"
+    publish(folders["xgboost"], copy)
+    first = read_manifest(copy)
+    rc = cli.main(["publish", "--results", str(folders["mlp"]), "--onto", str(copy),
+                   "--out", str(copy)])
+    assert rc == 0
+    manifest = read_manifest(copy)
+    assert manifest["sources"][0]["published"] == first["published"]
+    assert {p.parent.name for p in (copy / "selected").rglob("*.parquet")} == set(MODELS)
+    table = progress_table(manifest)
+    assert table.count("| model | train jobs done of planned") == 2
+    assert "Source 1: `only_xgboost`" in table and "Source 2: `only_mlp`" in table
+    assert not list(tmp_path.glob(".*tmp"))  # nothing left beside the copy
