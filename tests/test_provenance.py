@@ -4,13 +4,20 @@ results folder's files are summarised (mixed environments are named)."""
 import io
 import json
 from importlib import metadata
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 from test_train_job import write_dataset
 
 import tabbench
-from tabbench.provenance import PARQUET_KEY, environment, gather, read_runs_provenance
+from tabbench.provenance import (
+    PARQUET_KEY,
+    describe_cpu,
+    environment,
+    gather,
+    read_runs_provenance,
+)
 from tabbench.train_job import part_dir, run_train_job
 
 
@@ -22,8 +29,20 @@ def test_environment_names_the_code_and_the_libraries():
     assert env["torch"] == metadata.version("torch")
     assert env["device"] == "cpu" and env["threads"] == 3
     assert env["python"].count(".") == 2
+    assert env["cpu"] and env["cpu"] != "unknown" or not Path("/proc/cpuinfo").exists()
     # a git checkout gives the commit (this test runs from one in CI and here)
     assert env["commit"] is None or len(env["commit"].split("-")[0]) == 40
+
+
+def test_the_cpu_is_named_with_its_widest_vector_instruction_set():
+    """Float32 training rounds differently on CPUs with other kernels: a runs file says which."""
+    x86 = ("processor\t: 0\nmodel name\t: AMD EPYC 9554\nflags\t\t: fpu sse4_2 avx avx2 avx512f\n"
+           "processor\t: 1\nmodel name\t: AMD EPYC 9554\n")
+    assert describe_cpu(x86) == "AMD EPYC 9554 (avx512f)"
+    assert describe_cpu("model name : Intel Xeon\nflags : sse4_2 avx avx2\n") == "Intel Xeon (avx2)"
+    arm = "processor : 0\nFeatures : fp asimd evtstrm\nCPU part : 0xd0c\n"
+    assert describe_cpu(arm) == "0xd0c (asimd)"
+    assert describe_cpu("", fallback="arm") == "arm" and describe_cpu("") == "unknown"
 
 
 def test_gather_names_mixed_keys():

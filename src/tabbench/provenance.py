@@ -66,14 +66,48 @@ def code_commit() -> str | None:
     return f"{sha}-dirty" if dirty else sha or None
 
 
+#: vector instruction sets, widest first: which one the CPU has decides the kernels torch and
+#: the boosters dispatch to, and so the rounding of float32 training
+ISA_LEVELS = ("avx512f", "avx2", "avx", "sse4_2", "asimd")
+
+
+def describe_cpu(cpuinfo: str, fallback: str = "") -> str:
+    """``"<model name> (<widest of ISA_LEVELS>)"`` from the text of ``/proc/cpuinfo``
+    (``fallback``, else "unknown", where it names no model)."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() not in fields:
+            fields[key.strip()] = value.strip()
+    name = fields.get("model name") or fields.get("CPU part") or fallback or "unknown"
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    isa = next((f for f in ISA_LEVELS if f in flags), None)
+    return f"{name} ({isa})" if isa else name
+
+
+@lru_cache(maxsize=1)
+def cpu() -> str:
+    """This machine's CPU (:func:`describe_cpu`). Recorded because float32 network training is
+    bit-reproducible on one CPU but not across CPUs: the same code and packages gave a RealMLP
+    run whose validation logloss differed by 1e-6 after one epoch on another CPU, and by up to
+    0.1 after 256 (docs/reproduction.md, "Hardware")."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:  # not Linux
+        text = ""
+    return describe_cpu(text, platform.processor())
+
+
 def environment(device: str | None = None, threads: int | None = None) -> dict[str, Any]:
     """The provenance of a job run in this process: tabbench version and commit, Python,
-    platform, the versions of :data:`PACKAGES` (None = not installed), device and threads."""
+    platform and CPU, the versions of :data:`PACKAGES` (None = not installed), device and
+    threads."""
     out: dict[str, Any] = {
         "tabbench": tabbench.__version__,
         "commit": code_commit(),
         "python": platform.python_version(),
         "platform": f"{platform.system()}-{platform.machine()}",
+        "cpu": cpu(),
     }
     out.update({key: _package_version(dist) for dist, key in PACKAGES.items()})
     if device is not None:

@@ -120,7 +120,9 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
         shutil.rmtree(tmp, ignore_errors=True)
         raise PublishError(str(err)) from None
     manifest: dict[str, Any] = {
-        "source": " + ".join(str(read_manifest(c).get("source")) for c in (first, second)),
+        # by folder name (a copy published before 2026-12-02 named its absolute path)
+        "source": " + ".join(Path(str(read_manifest(c).get("source"))).name
+                             for c in (first, second)),
         "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "published_by_commit": code_commit(),
         "sources": [_source_manifest(c) for c in (first, second)],
