@@ -85,6 +85,10 @@ def test_the_merged_copy_gives_what_one_folder_of_all_pairs_gives(folders, tmp_p
         str(p.relative_to(merged)) for p in merged.rglob("*")
         if p.is_file() and p.name != "PUBLISHED.json")
     assert [s["source"] for s in manifest["sources"]] == ["only_xgboost", "only_mlp"]
+    # no shipped text names the temporary folders the copy was made in
+    for f in merged.rglob("*"):
+        if f.suffix in (".json", ".md", ".rst", ".html", ".yaml"):
+            assert "merge.tmp" not in f.read_text() and "/tmp/tmp" not in f.read_text(), f
     # and it redraws like any copy
     out = tmp_path / "redrawn"
     assert cli.main(["figures", "--results", str(merged), "--out", str(out), "--jobs", "1"]) == 0

@@ -32,6 +32,7 @@ import yaml
 from tabbench.io import write_json_atomic
 from tabbench.layout import META, SUMMARY, PathLike, ResultsLayout
 from tabbench.publish import MAX_BYTES, PublishError, is_published, read_manifest
+from tabbench.study_description import DESCRIPTION_FILE
 
 #: the manifest keys each source keeps in the merged copy's ``sources``
 SOURCE_KEYS = ("source", "published", "published_by_commit", "status", "sources")
@@ -135,6 +136,12 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
     with tempfile.TemporaryDirectory() as figures:  # figures are redrawn, not shipped
         regenerate(tmp, tmp, large_rows=metas[0].get("large_rows"), jobs=1,
                    rope=metas[0].get("rope_percent"), figures_dir=figures)
+    # the report's opening page names the folder and figures it was drawn from (here temporary
+    # ones); `tabbench figures --results` on the copy writes it again
+    Path(ResultsLayout(tmp).summary(DESCRIPTION_FILE)).unlink(missing_ok=True)
+    manifest["left_out"] = {**manifest["left_out"], f"{SUMMARY}/{DESCRIPTION_FILE}": (
+        "the report's opening page: it names the folder it was drawn from; written again by "
+        "`tabbench figures --results`")}
     meta = json.loads((summary / META).read_text())
     for rel in _relative_files(tmp, "runs"):  # only the Fig. 1 analogue's run is shipped
         if rel.relative_to("runs").as_posix() != meta.get("curve_run"):
