@@ -29,6 +29,18 @@ def test_the_shipped_results_are_a_published_copy_within_budget():
     assert manifest["files"]  # what it copied is listed
 
 
+def test_the_shipped_copy_extends_the_first_folders_copy_as_published():
+    """docs/results/bundled is docs/results/bundled_part1 (the lost first folder's copy, kept so
+    that later pairs can be joined to it again) extended by `publish --onto`: its first source
+    is that copy, unchanged since."""
+    part1 = SHIPPED.with_name("bundled_part1")
+    assert is_published(part1)
+    first = read_manifest(SHIPPED)["sources"][0]
+    assert first["published"] == read_manifest(part1)["published"]
+    shipped_pairs = {p.relative_to(SHIPPED) for p in (SHIPPED / "selected").rglob("*.parquet")}
+    assert {p.relative_to(part1) for p in (part1 / "selected").rglob("*.parquet")} <= shipped_pairs
+
+
 def test_the_page_tables_are_what_the_shipped_results_give(tmp_path):
     """The page's own regeneration command, run on a copy of the page, changes nothing: each
     generated table is what tabbench.page_tables computes from the shipped results with their

@@ -279,7 +279,8 @@ def progress_table(manifest: Mapping[str, Any] | None) -> str:
     parts = []
     for i, source in enumerate(manifest["sources"], 1):
         commit = str(source.get("published_by_commit") or "unknown")[:7]
-        parts += [f"Source {i}: `{source.get('source')}`, published {source.get('published')} "
+        name = Path(str(source.get("source"))).name  # older copies named an absolute path
+        parts += [f"Source {i}: `{name}`, published {source.get('published')} "
                   f"by commit {commit}.", "", progress_table(source), ""]
     return "\n".join(parts).rstrip()
 
