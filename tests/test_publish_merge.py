@@ -125,7 +125,10 @@ def test_overlapping_pairs_or_other_settings_are_refused(folders, tmp_path):
         merge_published(tmp_path / "a", tmp_path / "o", tmp_path / "m")
     with pytest.raises(PublishError, match="not a published copy"):
         merge_published(tmp_path / "a", folders["mlp"], tmp_path / "m")
-    assert not (tmp_path / "m").exists()
+    publish(folders["mlp"], tmp_path / "b")
+    with pytest.raises(PublishError, match="over the budget of 0 MB"):
+        merge_published(tmp_path / "a", tmp_path / "b", tmp_path / "m", max_bytes=1000)
+    assert not (tmp_path / "m").exists() and not list(tmp_path.glob(".*tmp"))
 
 
 def test_the_command_extends_a_copy_in_place_and_keeps_each_sources_progress(folders,

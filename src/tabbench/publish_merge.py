@@ -69,16 +69,12 @@ def _source_manifest(copy: Path) -> dict[str, Any]:
     return {k: manifest[k] for k in SOURCE_KEYS if k in manifest}
 
 
-def merge_published(first: PathLike, second: PathLike, out: PathLike,
-                    max_bytes: int = MAX_BYTES) -> dict[str, Any]:
-    """Write into ``out`` the published copy of ``first``'s and ``second``'s pairs (module
-    docstring); returns its manifest. ``out`` may be ``first`` (extended in place: written
-    aside, then swapped)."""
-    from tabbench.diagnostics.tables import merged, read_diagnostics, write_diagnostics
-    from tabbench.provenance import code_commit, merged_provenance
-    from tabbench.results_folder import regenerate
+def _summary_meta(copy: Path) -> dict[str, Any]:
+    return json.loads(Path(ResultsLayout(copy).summary(META)).read_text())
 
-    first, second, out = Path(first), Path(second), Path(out)
+
+def _check(first: Path, second: Path) -> dict[Path, list[Path]]:
+    """Refuse what cannot be one copy (module docstring); returns each copy's selected files."""
     for copy in (first, second):
         if not is_published(copy):
             raise PublishError(f"{copy} is not a published copy (no PUBLISHED.json): publish "
@@ -89,71 +85,91 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
     if both:
         raise PublishError("pairs in both copies: " + ", ".join(str(p) for p in both)
                            + "; keep each pair in one of them")
+    a, b = _summary_meta(first), _summary_meta(second)
+    redraw = [k for k in ("large_rows", "rope_percent") if a.get(k) != b.get(k)]
+    if redraw:
+        raise PublishError("the copies were summarised with different " + ", ".join(
+            f"{k} ({a.get(k)} vs {b.get(k)})" for k in redraw)
+            + ": redraw one with the other's (tabbench figures --large-rows / --rope), then "
+            "publish it again")
+    return selected
 
-    tmp = out.with_name(f".{out.name}.merge.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    # second's settings: a newer tabbench writes every key an older one did, and more
+
+def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: Path) -> None:
+    """Into ``tmp``: second's settings, both copies' selected and runs files, their merged
+    provenance (what regenerate keeps of a copy's meta.json: its runs files are not here to
+    read again) and their merged diagnostics tables."""
+    from tabbench.diagnostics.tables import merged, read_diagnostics, write_diagnostics
+    from tabbench.provenance import merged_provenance
+
+    # a newer tabbench writes every key an older one did, and more
     shutil.copy2(ResultsLayout(second).run_config, ResultsLayout(tmp).run_config)
     for copy in (first, second):
         for rel in [*selected[copy], *_relative_files(copy, "runs")]:
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(copy / rel, tmp / rel)
-
-    metas = [json.loads(Path(ResultsLayout(c).summary(META)).read_text())
-             for c in (first, second)]
-    redraw = [k for k in ("large_rows", "rope_percent") if metas[0].get(k) != metas[1].get(k)]
-    if redraw:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise PublishError("the copies were summarised with different " + ", ".join(
-            f"{k} ({metas[0].get(k)} vs {metas[1].get(k)})" for k in redraw)
-            + ": redraw one with the other's (tabbench figures --large-rows / --rope), then "
-            "publish it again")
     summary = Path(ResultsLayout(tmp).summary_dir)
     summary.mkdir(parents=True)
-    # what regenerate keeps of a copy's meta.json (its runs files are not here to read again)
-    write_json_atomic(merged_provenance(metas), summary / META)
+    write_json_atomic(merged_provenance([_summary_meta(first), _summary_meta(second)]),
+                      summary / META)
     try:
-        write_diagnostics(merged(*(read_diagnostics(ResultsLayout(c).diagnostics_dir)
-                                   for c in (first, second))),
-                          ResultsLayout(tmp).diagnostics_dir)
+        tables = merged(*(read_diagnostics(ResultsLayout(c).diagnostics_dir)
+                          for c in (first, second)))
     except ValueError as err:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise PublishError(str(err)) from None
-    manifest: dict[str, Any] = {
-        # by folder name (a copy published before 2026-12-02 named its absolute path)
-        "source": " + ".join(Path(str(read_manifest(c).get("source"))).name
-                             for c in (first, second)),
-        "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "published_by_commit": code_commit(),
-        "sources": [_source_manifest(c) for c in (first, second)],
-        "left_out": read_manifest(second).get("left_out", {}),
-        "diagnostics": f"{SUMMARY}/ diagnostics of both copies, merged",
-    }
-    published = Path(ResultsLayout(tmp).published)
-    write_json_atomic(manifest, published)
-    # the threshold and ROPE both summaries were computed with (refused above if they differ)
-    with tempfile.TemporaryDirectory() as figures:  # figures are redrawn, not shipped
-        regenerate(tmp, tmp, large_rows=metas[0].get("large_rows"), jobs=1,
-                   rope=metas[0].get("rope_percent"), figures_dir=figures)
-    # the report's opening page names the folder and figures it was drawn from (here temporary
-    # ones); `tabbench figures --results` on the copy writes it again
-    Path(ResultsLayout(tmp).summary(DESCRIPTION_FILE)).unlink(missing_ok=True)
-    manifest["left_out"] = {**manifest["left_out"], f"{SUMMARY}/{DESCRIPTION_FILE}": (
-        "the report's opening page: it names the folder it was drawn from; written again by "
-        "`tabbench figures --results`")}
-    meta = json.loads((summary / META).read_text())
-    for rel in _relative_files(tmp, "runs"):  # only the Fig. 1 analogue's run is shipped
-        if rel.relative_to("runs").as_posix() != meta.get("curve_run"):
-            (tmp / rel).unlink()
-    files = sorted(p for p in tmp.rglob("*") if p.is_file() and p != published)
-    manifest["files"] = [str(p.relative_to(tmp)) for p in files]
-    manifest["bytes"] = int(sum(p.stat().st_size for p in files))
-    if manifest["bytes"] > max_bytes:
+    write_diagnostics(tables, ResultsLayout(tmp).diagnostics_dir)
+
+
+def merge_published(first: PathLike, second: PathLike, out: PathLike,
+                    max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    """Write into ``out`` the published copy of ``first``'s and ``second``'s pairs (module
+    docstring); returns its manifest. ``out`` may be ``first`` (extended in place: written
+    aside, then swapped); nothing is left behind when it fails."""
+    from tabbench.provenance import code_commit
+    from tabbench.results_folder import regenerate
+
+    first, second, out = Path(first), Path(second), Path(out)
+    selected = _check(first, second)
+    tmp = out.with_name(f".{out.name}.merge.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        _assemble(first, second, selected, tmp)
+        manifest: dict[str, Any] = {
+            # by folder name (a copy published before 2026-12-02 named its absolute path)
+            "source": " + ".join(Path(str(read_manifest(c).get("source"))).name
+                                 for c in (first, second)),
+            "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "published_by_commit": code_commit(),
+            "sources": [_source_manifest(c) for c in (first, second)],
+            "left_out": {**read_manifest(second).get("left_out", {}),
+                         f"{SUMMARY}/{DESCRIPTION_FILE}": (
+                             "the report's opening page: it names the folder it was drawn "
+                             "from; written again by `tabbench figures --results`")},
+            "diagnostics": f"{SUMMARY}/ diagnostics of both copies, merged",
+        }
+        published = Path(ResultsLayout(tmp).published)
+        write_json_atomic(manifest, published)
+        meta = _summary_meta(first)  # the threshold and ROPE of both (checked equal)
+        with tempfile.TemporaryDirectory() as figures:  # figures are redrawn, not shipped
+            regenerate(tmp, tmp, large_rows=meta.get("large_rows"), jobs=1,
+                       rope=meta.get("rope_percent"), figures_dir=figures)
+        # it names the temporary folders it was drawn in
+        Path(ResultsLayout(tmp).summary(DESCRIPTION_FILE)).unlink(missing_ok=True)
+        curve = _summary_meta(tmp).get("curve_run")
+        for rel in _relative_files(tmp, "runs"):  # only the Fig. 1 analogue's run is shipped
+            if rel.relative_to("runs").as_posix() != curve:
+                (tmp / rel).unlink()
+        files = sorted(p for p in tmp.rglob("*") if p.is_file() and p != published)
+        manifest["files"] = [str(p.relative_to(tmp)) for p in files]
+        manifest["bytes"] = int(sum(p.stat().st_size for p in files))
+        if manifest["bytes"] > max_bytes:
+            raise PublishError(f"the merged copy would take {manifest['bytes'] / 2**20:.1f} "
+                               f"MB, over the budget of {max_bytes / 2**20:.0f} MB")
+        write_json_atomic(manifest, published)
+    except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise PublishError(f"the merged copy would take {manifest['bytes'] / 2**20:.1f} MB, "
-                           f"over the budget of {max_bytes / 2**20:.0f} MB")
-    write_json_atomic(manifest, published)
+        raise
     if out.exists():
         shutil.rmtree(out)
     tmp.rename(out)
