@@ -152,6 +152,14 @@ def gather(provenances: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
             continue
         for key, value in prov.items():
             values.setdefault(key, set()).add(json.dumps(value))
+    versions, mixed = _collapse(values)
+    return {"versions": versions, "mixed": mixed, "n_files": n_files,
+            "n_without_provenance": n_missing}
+
+
+def _collapse(values: Mapping[str, set[str]]) -> tuple[dict[str, Any], list[str]]:
+    """key -> the one value it takes, or the sorted list of its values (JSON-encoded in
+    ``values``); and the keys with several (what ``meta.json`` calls mixed versions)."""
     versions: dict[str, Any] = {}
     mixed = []
     for key in sorted(values):
@@ -161,8 +169,7 @@ def gather(provenances: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
         else:
             versions[key] = decoded
             mixed.append(key)
-    return {"versions": versions, "mixed": mixed, "n_files": n_files,
-            "n_without_provenance": n_missing}
+    return versions, mixed
 
 
 def runs_files_provenance(selected: Any, runs_dir: str | os.PathLike[str] | None) -> dict[str, Any]:
@@ -193,20 +200,13 @@ def merged_provenance(metas: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     several becomes their sorted list and is listed in ``mixed_versions``; counts add up. For a
     published copy extended with another study's pairs (:mod:`tabbench.publish_merge`), whose
     runs files are not there to gather again."""
-    values: dict[str, list[Any]] = {}
+    values: dict[str, set[str]] = {}
     for meta in metas:
         mixed = set(meta.get("mixed_versions", []))
         for key, value in meta.get("versions", {}).items():
-            for v in (value if key in mixed else [value]):
-                if v not in values.setdefault(key, []):
-                    values[key].append(v)
-    versions: dict[str, Any] = {}
-    mixed_keys = []
-    for key in sorted(values):
-        vs = sorted(values[key], key=json.dumps)
-        versions[key] = vs[0] if len(vs) == 1 else vs
-        if len(vs) > 1:
-            mixed_keys.append(key)
+            values.setdefault(key, set()).update(
+                json.dumps(v) for v in (value if key in mixed else [value]))
+    versions, mixed_keys = _collapse(values)
     failures = [m.get("failures", {"configs": 0, "by": []}) for m in metas]
     return {"versions": versions, "mixed_versions": mixed_keys,
             "n_runs_files": sum(int(m.get("n_runs_files", 0)) for m in metas),
