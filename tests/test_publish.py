@@ -34,7 +34,7 @@ def study(tmp_path_factory) -> Path:
         for ds in DATASETS:
             runs = sorted((root / "runs" / model / ds.name).glob("split*.parquet"))
             write_selected(runs, root / "selected" / model / f"{ds.name}.parquet")
-    regenerate(root, root, large_rows=10_000, jobs=1)
+    regenerate(root, root, large_rows=10_000, jobs=1, draw=False)  # publish ships no figure
     return root
 
 
@@ -52,6 +52,8 @@ def test_a_published_copy_redraws_the_same_summary_claims_and_diagnostics(study,
     status = manifest["status"]
     assert {m["model"]: m["done"] for m in status["models"]} == {m: 6 for m in MODELS}
     assert "results" not in status and "data_dir" not in status
+    # the study's summary was written with draw=False: the same tables, no figure
+    assert not [f for f in study.rglob("*") if f.suffix in (".png", ".pdf")]
     out = tmp_path / "redrawn"
     assert cli.main(["figures", "--results", str(copy), "--out", str(out), "--jobs", "1"]) == 0
     want, got = read_summary(study / "summary"), read_summary(out / "summary")

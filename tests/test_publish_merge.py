@@ -34,7 +34,7 @@ def _finish(folder: Path, settings: dict) -> Path:
         write_selected(sorted(runs_dir.glob("split*.parquet")),
                        folder / "selected" / model / f"{dataset}.parquet")
     (folder / "run_config.yaml").write_text(yaml.safe_dump(settings))
-    regenerate(folder, folder, large_rows=10_000, jobs=1)
+    regenerate(folder, folder, large_rows=10_000, jobs=1, draw=False)  # none is shipped
     return folder
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -151,9 +150,9 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
         published = Path(ResultsLayout(tmp).published)
         write_json_atomic(manifest, published)
         meta = _summary_meta(first)  # the threshold and ROPE of both (checked equal)
-        with tempfile.TemporaryDirectory() as figures:  # figures are redrawn, not shipped
-            regenerate(tmp, tmp, large_rows=meta.get("large_rows"), jobs=1,
-                       rope=meta.get("rope_percent"), figures_dir=figures)
+        # figures are redrawn from the copy, not shipped: none is drawn here
+        regenerate(tmp, tmp, large_rows=meta.get("large_rows"), jobs=1,
+                   rope=meta.get("rope_percent"), draw=False)
         # it names the temporary folders it was drawn in
         Path(ResultsLayout(tmp).summary(DESCRIPTION_FILE)).unlink(missing_ok=True)
         curve = _summary_meta(tmp).get("curve_run")

@@ -123,7 +123,7 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, large_rows: int 
 def regenerate(results: str | Path, out: str | Path, large_rows: int | None = None,
                jobs: int | None = None, reselect: bool = False,
                rope: float | None = None, view: Mapping[str, Any] | None = None, *,
-               figures_dir: str | Path | None = None) -> dict[str, float]:
+               figures_dir: str | Path | None = None, draw: bool = True) -> dict[str, float]:
     """Selection (where needed), summary tables (``out/summary/``), the HTML report's opening
     page (``out/summary/study.rst``: :mod:`tabbench.study_description`) and every figure
     (``figures_dir``, default ``out/``; the workflow's regenerate job redraws a results folder
@@ -133,7 +133,9 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     ``large_rows``, else the folder's own (run_config.yaml, or its last summary's meta.json),
     else the paper's 10,000; ``rope`` (the Bayesian tests' ROPE in %) likewise, else
     :data:`tabbench.comparisons.ROPE_PERCENT`; ``view`` (config keys figures_baseline,
-    figures_methods, comparisons: :mod:`tabbench.summary_view`) over the folder's own."""
+    figures_methods, comparisons: :mod:`tabbench.summary_view`) over the folder's own.
+    ``draw=False`` writes the same tables and no figure: for a caller that keeps only the
+    summary (``tabbench publish --onto`` ships no figure; drawing them is most of the time)."""
     from tabbench.plots import make_figures
 
     t0 = time.perf_counter()
@@ -146,9 +148,10 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     figures_dir = Path(out) if figures_dir is None else Path(figures_dir)
     write_description(results, out, selected, frames, figures_dir)
     t2 = time.perf_counter()
-    make_figures(frames, figures_dir)
+    if draw:
+        make_figures(frames, figures_dir)
     t3 = time.perf_counter()
-    diag = regenerate_diagnostics(results, out, jobs, figures_dir)
+    diag = regenerate_diagnostics(results, out, jobs, figures_dir, draw=draw)
     t4 = time.perf_counter()
     return {"select_s": t1 - t0, "aggregate_s": t2 - t1, "figures_s": t3 - t2,
             "diagnostics_s": t4 - t3, "total_s": t4 - t0, **counts, **diag,
@@ -180,9 +183,10 @@ def _keep_published_provenance(results: str | Path, meta: dict) -> bool:
 
 
 def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | None = None,
-                           figures_dir: str | Path | None = None) -> dict[str, int]:
+                           figures_dir: str | Path | None = None, *, draw: bool = True
+                           ) -> dict[str, int]:
     """Diagnostic tables (``out/summary/diagnostics``) and figures (``figures_dir``, default
-    ``out/``) from the runs of the complete results (:func:`discover`) and the
+    ``out/``; none with ``draw=False``) from the runs of the complete results (:func:`discover`) and the
     replay files of ``results`` (docs/diagnostics.md); replays are never run here: missing or
     stale ones are counted and left out. Returns the replay counts.
 
@@ -200,6 +204,7 @@ def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | Non
     else:  # the runs of the complete results, as for the paper's figures
         pairs = [f"{r.model}/{r.dataset}" for r in discover(results) if r.runs]
         tables = diagnose(results, mine, pairs, folder_n_splits(results), jobs=jobs)
-    make_diagnostic_figures(tables, out if figures_dir is None else figures_dir)
+    if draw:
+        make_diagnostic_figures(tables, out if figures_dir is None else figures_dir)
     counts = {f"replay_{k}": v for k, v in tables["meta"]["replay"].items()}
     return {**counts, "diagnostics_from": "published" if is_published(results) else "runs"}
