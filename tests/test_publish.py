@@ -48,6 +48,10 @@ def test_a_published_copy_redraws_the_same_summary_claims_and_diagnostics(study,
     # the curve run is named relative to the runs folder, not by this machine's path
     assert not Path(meta["curve_run"]).is_absolute()
     assert "runs/ (all but the Fig. 1 run)" in manifest["left_out"]
+    # nor the report page, which names the study's folder (redrawn from the copy)
+    assert (study / "summary" / "study.rst").is_file()
+    assert not (copy / "summary" / "study.rst").exists()
+    assert "summary/study.rst" in manifest["left_out"]
     # the study's progress when published, as tabbench status gives it, without machine paths
     status = manifest["status"]
     assert {m["model"]: m["done"] for m in status["models"]} == {m: 6 for m in MODELS}

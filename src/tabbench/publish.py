@@ -12,17 +12,19 @@ stopping metric), and every summary table, claim and paper figure is computed fr
   select job ran, the selection is computed into the copy, as ``tabbench figures`` computes
   it for the summary);
 * the runs file of the Fig. 1 analogue (the one run the curve is drawn from), as it is;
-* ``summary/`` as the study wrote it, including ``meta.json`` (provenance: code and package
-  versions of every runs file it read) and ``summary/diagnostics/`` — the diagnostics computed
-  from the complete pairs' runs files and replays, which a copy without them cannot recompute,
-  so ``tabbench figures --results`` on a published copy draws the diagnostic figures from
-  these tables (and says so);
+* ``summary/`` as the study wrote it (but its report page ``study.rst``, which names the folder it
+  was drawn from and is written again by ``tabbench figures``), including ``meta.json`` (provenance:
+  code and package versions of every runs file it read) and ``summary/diagnostics/`` — the
+  diagnostics computed from the complete pairs' runs files and replays, which a copy without them
+  cannot recompute, so ``tabbench figures --results`` on a published copy draws the diagnostic
+  figures from these tables (and says so);
 * ``PUBLISHED.json``: what was copied, what was left out and why, the sizes, the commit of
   the code that published it, and the study's progress at that moment (``status``:
   :func:`tabbench.status.study_status` of the folder, without its machine paths; a copy cannot
   recompute it, having no runs or data).
 
-Left out: every other runs file, the part folders, replays, figures (they are redrawn) and logs.
+Left out: every other runs file, the part folders, replays, figures and the report page (they
+are redrawn) and logs.
 The copy must stay under a size budget (default 30 MB); :func:`publish` fails before writing if
 it would not, and if a complete pair changed after the summary was computed (redraw first).
 """
@@ -43,9 +45,15 @@ from tabbench.layout import (
     complete_results,
     parse_runs_file,
 )
+from tabbench.study_description import DESCRIPTION_FILE
 
 #: the default size budget of a published copy (what a repository can carry)
 MAX_BYTES = 30 * 2**20
+
+#: the summary's report page, left out of every copy, and why
+DESCRIPTION_LEFT_OUT = {
+    f"{SUMMARY}/{DESCRIPTION_FILE}": "the report's opening page: it names the folder it was "
+    "drawn from; written again by `tabbench figures --results`"}
 
 
 class PublishError(ValueError):
@@ -99,7 +107,8 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
         else:
             to_select.append(([Path(r) for r in pair.runs], selected.relative_to(results)))
     for f in sorted(p for p in summary.rglob("*") if p.is_file()):
-        files.append((f, f.relative_to(results)))
+        if f.relative_to(results).as_posix() not in DESCRIPTION_LEFT_OUT:
+            files.append((f, f.relative_to(results)))
     curve = json.loads((summary / "meta.json").read_text()).get("curve_run")
     where = parse_runs_file(curve) if curve else None  # relative to where it was made
     if where is not None:
@@ -112,6 +121,7 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
         "runs/**/*.part, replay/": "work in progress and the replayed logits: the diagnostics "
         "they feed are shipped as tables (summary/diagnostics/)",
         "figures/, report.html, logs/": "redrawn by `tabbench figures --results` / not needed",
+        **DESCRIPTION_LEFT_OUT,
     }
     return files, to_select, left_out
 

@@ -30,8 +30,13 @@ import yaml
 
 from tabbench.io import write_json_atomic
 from tabbench.layout import META, SUMMARY, PathLike, ResultsLayout
-from tabbench.publish import MAX_BYTES, PublishError, is_published, read_manifest
-from tabbench.study_description import DESCRIPTION_FILE
+from tabbench.publish import (
+    DESCRIPTION_LEFT_OUT,
+    MAX_BYTES,
+    PublishError,
+    is_published,
+    read_manifest,
+)
 
 #: the manifest keys each source keeps in the merged copy's ``sources``
 SOURCE_KEYS = ("source", "published", "published_by_commit", "status", "sources")
@@ -141,10 +146,8 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
             "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "published_by_commit": code_commit(),
             "sources": [_source_manifest(c) for c in (first, second)],
-            "left_out": {**read_manifest(second).get("left_out", {}),
-                         f"{SUMMARY}/{DESCRIPTION_FILE}": (
-                             "the report's opening page: it names the folder it was drawn "
-                             "from; written again by `tabbench figures --results`")},
+            # (a copy published before 2026-12-02 15:00 UTC shipped the report page)
+            "left_out": {**read_manifest(second).get("left_out", {}), **DESCRIPTION_LEFT_OUT},
             "diagnostics": f"{SUMMARY}/ diagnostics of both copies, merged",
         }
         published = Path(ResultsLayout(tmp).published)
@@ -153,8 +156,8 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
         # figures are redrawn from the copy, not shipped: none is drawn here
         regenerate(tmp, tmp, large_rows=meta.get("large_rows"), jobs=1,
                    rope=meta.get("rope_percent"), draw=False)
-        # it names the temporary folders it was drawn in
-        Path(ResultsLayout(tmp).summary(DESCRIPTION_FILE)).unlink(missing_ok=True)
+        for rel in DESCRIPTION_LEFT_OUT:  # it names the temporary folders it was drawn in
+            (tmp / rel).unlink(missing_ok=True)
         curve = _summary_meta(tmp).get("curve_run")
         for rel in _relative_files(tmp, "runs"):  # only the Fig. 1 analogue's run is shipped
             if rel.relative_to("runs").as_posix() != curve:

@@ -186,9 +186,9 @@ def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | Non
                            figures_dir: str | Path | None = None, *, draw: bool = True
                            ) -> dict[str, int]:
     """Diagnostic tables (``out/summary/diagnostics``) and figures (``figures_dir``, default
-    ``out/``; none with ``draw=False``) from the runs of the complete results (:func:`discover`) and the
-    replay files of ``results`` (docs/diagnostics.md); replays are never run here: missing or
-    stale ones are counted and left out. Returns the replay counts.
+    ``out/``; none with ``draw=False``) from the runs of the complete results
+    (:func:`discover`) and the replay files of ``results`` (docs/diagnostics.md); replays are
+    never run here: missing or stale ones are counted and left out. Returns the replay counts.
 
     A published copy (:mod:`tabbench.publish`) ships neither its runs nor its replays but the
     tables computed from them: those are copied and drawn (``diagnostics_from: published``)."""
