@@ -58,6 +58,19 @@ def test_first_epoch_wins_ties_and_test_values_come_from_that_row():
     assert r["fit_seconds"] == 2.0 and r["params"] == '{"c": 0}'
 
 
+def test_last_epoch_wins_ties_when_asked_configs_still_the_lowest_id():
+    """pytabkit's rule (use_last_best_epoch): the last of tied epochs, in every block."""
+    recs = records({0: [3.0, 1.0, 1.0, 2.0, 1.0, NAN], 1: [2.0, 0.5, 0.5], 2: [0.5, 0.7]})
+    last = select_table(recs, epoch_ties="last")
+    assert (pick(last, "default")["epoch"], pick(last, "default")["val"]) == (5, 1.0)
+    # configs 1 and 2 tie at 0.5: the lowest id, at its last tied epoch
+    assert (pick(last, "tuned")["config"], pick(last, "tuned")["epoch"]) == (1, 3)
+    first = select_table(recs)
+    assert pick(first, "default")["epoch"] == 2 and pick(first, "tuned")["epoch"] == 2
+    with pytest.raises(ValueError, match="epoch ties"):
+        select_table(recs, epoch_ties="middle")
+
+
 def test_non_finite_epochs_are_never_selected():
     sel = select_table(records({0: [NAN, 2.0, -INF, 1.5, INF, NAN]}))
     r = pick(sel, "default")

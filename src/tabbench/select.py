@@ -14,6 +14,13 @@ few ``reduceat`` passes over contiguous (split, config) blocks of sorted arrays,
 with no Python loop over epochs or configs. Ties are resolved by position in the sorted order
 (epoch, then config id), so the rule "first on ties" is explicit rather than an accident of a
 sort's stability.
+
+``epoch_ties="last"`` keeps the *last* of tied epochs instead (configs still the lowest id):
+what pytabkit's network training does by default (``use_last_best_epoch=True``, "slightly
+beneficial for accuracy" by its comment), the paper authors' library. Ties are common where a
+metric is a step function (accuracy) or reaches a floor (TS-refinement on a validation part the
+model separates: docs/reproduction.md, car and nursery); ``benchmarks/tie_rule_effect.py``
+measures what the rule changes on a results folder.
 """
 
 from __future__ import annotations
@@ -67,9 +74,17 @@ def _block_starts(split: np.ndarray, config: np.ndarray) -> np.ndarray:
     return np.flatnonzero(change)
 
 
-def first_minima(values: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per block: (row index of the first minimum, the minimum); (-1, +inf) for a block with no
-    finite value. ``values`` must be ordered by epoch inside each block."""
+#: how tied epochs are resolved: the first (the default) or the last of them (pytabkit's)
+EPOCH_TIES = ("first", "last")
+
+
+def first_minima(values: np.ndarray, starts: np.ndarray, ties: str = "first"
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per block: (row index of the first minimum, or the last one with ``ties="last"``, the
+    minimum); (-1, +inf) for a block with no finite value. ``values`` must be ordered by epoch
+    inside each block."""
+    if ties not in EPOCH_TIES:
+        raise ValueError(f"epoch ties must be one of {EPOCH_TIES}, got {ties!r}")
     n = len(values)
     finite = np.isfinite(values)
     v = np.where(finite, values, np.inf)
@@ -78,6 +93,8 @@ def first_minima(values: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np
     block_of_row = np.repeat(np.arange(len(starts)), lengths)
     hit = finite & (v == block_min[block_of_row])
     hit_rows = np.flatnonzero(hit)
+    if ties == "last":  # decreasing: the first occurrence of a block id is its last minimum
+        hit_rows = hit_rows[::-1]
     # hit_rows is increasing, so the first occurrence of each block id is its first minimum
     blocks_hit, first = np.unique(block_of_row[hit_rows], return_index=True)
     index = np.full(len(starts), -1, dtype=np.int64)
@@ -147,12 +164,13 @@ def stopping_in(column_names: Sequence[str]) -> list[str]:
 
 
 def select_table(table: pa.Table | pd.DataFrame,
-                 stopping: Sequence[str] | None = None) -> pd.DataFrame:
+                 stopping: Sequence[str] | None = None, epoch_ties: str = "first"
+                 ) -> pd.DataFrame:
     """Selection (module docstring) for the records of one (model, dataset), any number of
     splits. Returns one row per (split, regime, stopping metric) for which a config could be
     selected, in the column order :data:`SELECTED_COLUMNS`. ``stopping``: the stopping metric
     ids to select on; default every registered one whose column the records hold
-    (:func:`stopping_in`)."""
+    (:func:`stopping_in`). ``epoch_ties``: :data:`EPOCH_TIES` (module docstring)."""
     if isinstance(table, pd.DataFrame):
         table = pa.Table.from_pandas(table, preserve_index=False)
     if stopping is None:
@@ -187,7 +205,8 @@ def select_table(table: pa.Table | pd.DataFrame,
     parts: dict[str, list[np.ndarray]] = {k: [] for k in
                                           ("block", "row", "val", "regime", "stop", "cand", "skip")}
     for m in stopping:
-        idx, best = first_minima(a[val_column(m)].astype(np.float64, copy=False), starts)
+        idx, best = first_minima(a[val_column(m)].astype(np.float64, copy=False), starts,
+                                 epoch_ties)
         valid = idx >= 0
         for regime in REGIMES:
             cand = members[regime] & valid
