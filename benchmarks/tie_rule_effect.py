@@ -7,8 +7,9 @@ library), on the complete pairs of a results folder that still has its runs file
 Prints, per (model, regime, stopping metric), how many selections the rule moves (and how far,
 in epochs), then the test logloss after TS of each method against Logloss+TS under both rules,
 per subset of datasets: median, wins/ties/losses and the Bayesian signed-rank probabilities,
-computed by the summary's own functions (``tabbench.summary_tables``, ``tabbench.comparisons``).
-Reads only (safe beside a running study).
+computed by the summary's own functions (``tabbench.summary_tables``, ``tabbench.comparisons``),
+and the verdicts of the paper's claims on stopping epochs (Fig. G.5: ``tabbench.claims``, the
+claims table's own rule) under both rules. Reads only (safe beside a running study).
 """
 
 from __future__ import annotations
@@ -76,6 +77,23 @@ def headline(sel: dict[str, pd.DataFrame], large_rows: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def epoch_claims(sel: dict[str, pd.DataFrame], large_rows: int) -> pd.DataFrame:
+    """The claims on stopping epochs (Fig. G.5), judged under each rule by the claims table."""
+    from tabbench.aggregate import aggregate_frames
+
+    rows = []
+    for ties, s in sel.items():
+        claims = aggregate_frames(s, None, large_rows)["claims"]
+        claims = claims[(claims["metric"] == "epoch") & (claims["n"] > 0)]
+        for r in claims.itertuples():
+            rows.append({"ties": ties, "claim": r.claim, "model": r.model, "n": int(r.n),
+                         "median": float(r.median),
+                         "W/T/L": f"{r.wins}/{r.ties}/{r.losses}",
+                         "P": f"{r.p_better:.2f}/{r.p_equivalent:.2f}/{r.p_worse:.2f}",
+                         "verdict": r.verdict})
+    return pd.DataFrame(rows)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", required=True, help="a results folder with its runs files")
@@ -92,6 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                              columns="ties", values=["median", "W/T/L", "P better/eq/worse"],
                              aggfunc="first")
     print(wide.to_string(float_format=lambda x: f"{x:+.2f}" if np.isfinite(x) else "–"))
+    claims = epoch_claims(sel, args.large_rows)
+    if not claims.empty:
+        print("\nFig. G.5's claims on stopping epochs (median relative epoch difference %, "
+              "W/T/L, P earlier/eq/later, verdict), first vs last of tied epochs:")
+        print(claims.pivot_table(index=["model", "claim", "n"], columns="ties",
+                                 values=["median", "W/T/L", "P", "verdict"], aggfunc="first")
+              .to_string(float_format=lambda x: f"{x:+.1f}"))
     return 0
 
 
