@@ -7,7 +7,7 @@ library), on the complete pairs of a results folder that still has its runs file
 Prints, per (model, regime, stopping metric), how many selections the rule moves (and how far,
 in epochs), then the test logloss after TS of each method against Logloss+TS under both rules,
 per subset of datasets: median, wins/ties/losses and the Bayesian signed-rank probabilities,
-computed by the summary's own functions (``tabbench.summary_tables``, ``tabbench.comparisons``),
+the summary's own rows (``tabbench.aggregate``, computed once per rule),
 and the verdicts of the paper's claims on stopping epochs (Fig. G.5: ``tabbench.claims``, the
 claims table's own rule) under both rules. Reads only (safe beside a running study).
 """
@@ -20,10 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tabbench import comparisons as cmp
 from tabbench.results_folder import discover
 from tabbench.select import EPOCH_TIES, read_records, select_table
-from tabbench.summary_tables import LARGE_ROWS, relative_differences
+from tabbench.summary_tables import LARGE_ROWS
 
 METHODS = ("TS-Ref.+TS", "Accuracy+TS", "Brier+TS")
 
@@ -57,40 +56,43 @@ def moved(sel: dict[str, pd.DataFrame]) -> pd.DataFrame:
             .reset_index())
 
 
-def headline(sel: dict[str, pd.DataFrame], large_rows: int) -> pd.DataFrame:
-    """Each method's test logloss after TS against Logloss+TS, under each rule."""
+def summaries(sel: dict[str, pd.DataFrame], large_rows: int) -> dict[str, dict]:
+    """The summary frames (``tabbench.aggregate.aggregate_frames``: summary, claims...) of each
+    rule's selection, computed once and read by :func:`headline` and :func:`epoch_claims`."""
+    from tabbench.aggregate import aggregate_frames
+
+    return {ties: aggregate_frames(s, None, large_rows) for ties, s in sel.items()}
+
+
+def _posterior(r) -> str:
+    return f"{r.p_better:.2f}/{r.p_equivalent:.2f}/{r.p_worse:.2f}"
+
+
+def headline(frames: dict[str, dict]) -> pd.DataFrame:
+    """Each method's test logloss after TS against Logloss+TS, under each rule (the summary's
+    own rows: median, wins/ties/losses, Bayesian signed-rank probabilities)."""
     rows = []
-    for ties, s in sel.items():
-        rel = relative_differences(s, metrics=("logloss",), large_rows=large_rows)
-        for subset, part in (("all", rel), ("large", rel[rel["large"]])):
-            for (model, regime, method), g in part.groupby(["model", "regime", "method"]):
-                if method not in METHODS:
-                    continue
-                r = g["rel_diff"].to_numpy(dtype=float)
-                post = cmp.bayesian_signed_rank(r)
-                rows.append({"ties": ties, "subset": subset, "model": model, "regime": regime,
-                             "method": method, "n": len(r),
-                             "median": cmp.describe(r)["median"],
-                             "W/T/L": f"{(r < 0).sum()}/{(r == 0).sum()}/{(r > 0).sum()}",
-                             "P better/eq/worse": f"{post.p_better:.2f}/{post.p_equivalent:.2f}"
-                                                  f"/{post.p_worse:.2f}"})
+    for ties, f in frames.items():
+        summary = f["summary"]
+        summary = summary[(summary["metric"] == "logloss") & summary["method"].isin(METHODS)]
+        for r in summary.itertuples():
+            rows.append({"ties": ties, "subset": r.subset, "model": r.model,
+                         "regime": r.regime, "method": r.method, "n": int(r.n),
+                         "median": float(r.median), "W/T/L": f"{r.wins}/{r.ties}/{r.losses}",
+                         "P better/eq/worse": _posterior(r)})
     return pd.DataFrame(rows)
 
 
-def epoch_claims(sel: dict[str, pd.DataFrame], large_rows: int) -> pd.DataFrame:
+def epoch_claims(frames: dict[str, dict]) -> pd.DataFrame:
     """The claims on stopping epochs (Fig. G.5), judged under each rule by the claims table."""
-    from tabbench.aggregate import aggregate_frames
-
     rows = []
-    for ties, s in sel.items():
-        claims = aggregate_frames(s, None, large_rows)["claims"]
+    for ties, f in frames.items():
+        claims = f["claims"]
         claims = claims[(claims["metric"] == "epoch") & (claims["n"] > 0)]
         for r in claims.itertuples():
             rows.append({"ties": ties, "claim": r.claim, "model": r.model, "n": int(r.n),
-                         "median": float(r.median),
-                         "W/T/L": f"{r.wins}/{r.ties}/{r.losses}",
-                         "P": f"{r.p_better:.2f}/{r.p_equivalent:.2f}/{r.p_worse:.2f}",
-                         "verdict": r.verdict})
+                         "median": float(r.median), "W/T/L": f"{r.wins}/{r.ties}/{r.losses}",
+                         "P": _posterior(r), "verdict": r.verdict})
     return pd.DataFrame(rows)
 
 
@@ -104,13 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     pd.set_option("display.width", 200)
     print("Selections moved by the tie rule (mean shift: epochs later, over those moved):")
     print(moved(sel).to_string(index=False, float_format=lambda x: f"{x:.1f}"))
-    table = headline(sel, args.large_rows)
+    frames = summaries(sel, args.large_rows)
+    table = headline(frames)
     print("\nTest logloss after TS relative to Logloss+TS (%), first vs last of tied epochs:")
     wide = table.pivot_table(index=["subset", "model", "regime", "method", "n"],
                              columns="ties", values=["median", "W/T/L", "P better/eq/worse"],
                              aggfunc="first")
     print(wide.to_string(float_format=lambda x: f"{x:+.2f}" if np.isfinite(x) else "–"))
-    claims = epoch_claims(sel, args.large_rows)
+    claims = epoch_claims(frames)
     if not claims.empty:
         print("\nFig. G.5's claims on stopping epochs (median relative epoch difference %, "
               "W/T/L, P earlier/eq/later, verdict), first vs last of tied epochs:")

@@ -30,7 +30,7 @@ def test_a_tie_moves_only_its_metrics_selection_later_and_both_rules_are_compare
     moved = tie_rule_effect.moved(sel).set_index(["regime", "stopping"])
     assert moved.loc[("default", "ts_ref"), "moved"] >= 1
     assert moved.loc[("default", "ts_ref"), "mean_shift"] > 0
-    table = tie_rule_effect.headline(sel, large_rows=10_000)
+    table = tie_rule_effect.headline(tie_rule_effect.summaries(sel, large_rows=10_000))
     assert set(table["ties"]) == {"first", "last"}
     assert np.isfinite(table["median"]).all()
     assert tie_rule_effect.main(["--results", str(tmp_path)]) == 0

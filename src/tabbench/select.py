@@ -93,9 +93,10 @@ def first_minima(values: np.ndarray, starts: np.ndarray, ties: str = "first"
     block_of_row = np.repeat(np.arange(len(starts)), lengths)
     hit = finite & (v == block_min[block_of_row])
     hit_rows = np.flatnonzero(hit)
-    if ties == "last":  # decreasing: the first occurrence of a block id is its last minimum
+    if ties == "last":
         hit_rows = hit_rows[::-1]
-    # hit_rows is increasing, so the first occurrence of each block id is its first minimum
+    # hit_rows in increasing (decreasing) order: the first occurrence of each block id is its
+    # first (last) minimum
     blocks_hit, first = np.unique(block_of_row[hit_rows], return_index=True)
     index = np.full(len(starts), -1, dtype=np.int64)
     index[blocks_hit] = hit_rows[first]
