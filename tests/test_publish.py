@@ -129,6 +129,33 @@ def test_a_missing_or_stale_selection_is_computed_into_the_copy(study, tmp_path)
         if p.is_file() and p.name != "PUBLISHED.json")
 
 
+def test_a_selection_made_for_the_copy_or_the_summary_follows_the_folders_tie_rule(study,
+                                                                                 tmp_path):
+    """A folder whose run_config.yaml says epoch_ties: last is selected again (for its summary
+    and for the copy) with that rule, as its select rule would: not with the default."""
+    from tabbench.results_folder import collect_selected
+    from tabbench.select import select_files
+
+    folder = tmp_path / "study"
+    shutil.copytree(study, folder)
+    (folder / "run_config.yaml").write_text("preset: demo\nn_splits: 2\nepoch_ties: last\n")
+    (folder / "selected" / "mlp" / "adult.parquet").unlink()
+    runs = sorted((folder / "runs" / "mlp" / "adult").glob("split*.parquet"))
+    at = runs[0].stat().st_mtime
+    records = pd.read_parquet(runs[0])
+    records.assign(val_error=records["val_error"].round(1)).to_parquet(runs[0], index=False)
+    os.utime(runs[0], (at, at))  # as trained before the summary: a tie-prone accuracy
+    last, first = select_files(runs, "last"), select_files(runs, "first")
+    assert not last["epoch"].equals(first["epoch"])
+    publish(folder, tmp_path / "copy")
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "copy" / "selected" / "mlp" / "adult.parquet"), last)
+    selected, counts = collect_selected(folder, jobs=1)
+    assert counts["recomputed"] == 1
+    got = selected[(selected["model"] == "mlp") & (selected["dataset"] == "adult")]
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), last)
+
+
 def test_a_pair_changed_after_the_summary_is_refused(study, tmp_path):
     """A study still running completes pairs between the redraw and the copy: publishing then
     would ship a selection its summary and diagnostics lack."""

@@ -123,6 +123,12 @@ def test_overlapping_pairs_or_other_settings_are_refused(folders, tmp_path):
     publish(other, tmp_path / "o")
     with pytest.raises(PublishError, match=r"different settings \(seed: 0 vs 1\)"):
         merge_published(tmp_path / "a", tmp_path / "o", tmp_path / "m")
+    # a copy made before epoch_ties existed was selected with the first-of-ties rule
+    (other / "run_config.yaml").write_text(yaml.safe_dump({**SETTINGS, "epoch_ties": "last"}))
+    publish(other, tmp_path / "t")
+    with pytest.raises(PublishError, match=r"different settings \(epoch_ties: 'first' vs "
+                                           r"'last'\)"):
+        merge_published(tmp_path / "a", tmp_path / "t", tmp_path / "m")
     with pytest.raises(PublishError, match="not a published copy"):
         merge_published(tmp_path / "a", folders["mlp"], tmp_path / "m")
     publish(folders["mlp"], tmp_path / "b")

@@ -209,6 +209,20 @@ def test_fake_replay_reproduces_records_and_shares_work(fake_runs, dataset, tmp_
     assert res.sidecar == side
 
 
+def test_replay_takes_the_studys_tie_rule(fake_runs, dataset, tmp_path):
+    """With epoch_ties="last" the replayed (config, epoch)s are select_table's under that rule
+    (the study's selected files and diagnostics use it too), and the sidecar says which."""
+    out = tmp_path / "replay" / "split0.npz"
+    replay(fake_runs, dataset, out, trainer_factory=fake_factory(0.0), epoch_ties="last")
+    side = read_replay(out)[1]
+    got = {k: (v["config"], v["epoch"]) for k, v in side["selections"].items()}
+    for ties in ("last", "first"):
+        chosen = select_table(read_records(fake_runs), epoch_ties=ties)
+        want = {f"{r.regime}__{r.stopping}": (r.config, r.epoch) for r in chosen.itertuples()}
+        assert (got == want) is (ties == "last")  # the fake's accuracy ties: the rules differ
+    assert side["epoch_ties"] == "last"
+
+
 def test_noisy_trainer_fails_the_self_check(fake_runs, dataset, tmp_path):
     out = tmp_path / "replay" / "split0.npz"
     with pytest.raises(ReplayMismatchError) as err:

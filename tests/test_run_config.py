@@ -181,6 +181,28 @@ def test_folder_settings_read_run_config(tmp_path):
     assert fs.source.endswith("run_config.yaml")
 
 
+def test_the_tie_rule_is_a_study_setting_with_one_set_of_values(tmp_path):
+    """epoch_ties: the schema's values are tabbench.select's, config.yaml's is its default; a
+    folder keeps its rule (a --config that changes it is refused) and a folder written before
+    the key existed reads as the default rule."""
+    from tabbench.select import DEFAULT_EPOCH_TIES, EPOCH_TIES
+
+    assert tuple(SCHEMA["properties"]["epoch_ties"]["enum"]) == EPOCH_TIES
+    assert yaml.safe_load((ROOT / "config.yaml").read_text())["epoch_ties"] == DEFAULT_EPOCH_TIES
+    assert "epoch_ties" in _error({"preset": "demo", "epoch_ties": "middle"})
+    results = tmp_path / "results"
+    remember(results, settle(_defaults(results), {"preset": "demo", "epoch_ties": "last"},
+                             SCHEMA).config)
+    assert folder_settings(results).epoch_ties == "last"
+    assert settle(_defaults(results), {}, SCHEMA).config["epoch_ties"] == "last"
+    with pytest.raises(ConfigError, match="epoch_ties: folder 'last', asked 'first'"):
+        settle(_defaults(results), {"epoch_ties": "first"}, SCHEMA)
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "run_config.yaml").write_text(yaml.safe_dump({"preset": "demo"}))
+    assert folder_settings(old).epoch_ties == DEFAULT_EPOCH_TIES
+
+
 # --- dataset names -------------------------------------------------------------------------
 
 

@@ -199,3 +199,8 @@ def test_cli_select_writes_the_selection(tmp_path):
     assert cli.main(["select", "--runs", str(run), "--out", str(out)]) == 0
     sel = pd.read_parquet(out)
     assert (pick(sel, "tuned")["config"], pick(sel, "default")["epoch"]) == (1, 2)
+    last = tmp_path / "last.parquet"
+    records({0: [2.0, 1.0, 1.0], 1: [0.5, 0.7]}).to_parquet(run, index=False)
+    assert cli.main(["select", "--runs", str(run), "--out", str(last), "--epoch-ties",
+                     "last"]) == 0
+    assert pick(pd.read_parquet(last), "default")["epoch"] == 3

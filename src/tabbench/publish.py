@@ -147,6 +147,7 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
     """Copy the shippable part of ``results`` into ``out`` (module docstring); returns the
     manifest written to ``out/PUBLISHED.json``. ``out`` is replaced as a whole."""
     from tabbench.provenance import code_commit
+    from tabbench.run_config import folder_settings
     from tabbench.select import write_selected
 
     results, out = Path(results), Path(out)
@@ -164,8 +165,9 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
         target = tmp / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
+    ties = folder_settings(results).epoch_ties  # the study's rule, as its select rule's
     for runs, rel in to_select:
-        write_selected(runs, tmp / rel)
+        write_selected(runs, tmp / rel, ties)
         total += (tmp / rel).stat().st_size
     manifest = {
         # the study folder's name: its absolute path names the publisher's machine, not the study

@@ -98,15 +98,17 @@ class ReplayResult:
     sidecar: dict[str, Any]
 
 
-def selections_from_records(records: pd.DataFrame) -> list[Selection]:
-    """The selection of :func:`tabbench.select.select_table` for the records of one split, with
-    the recorded val/test logloss of each chosen (config, epoch)."""
-    from tabbench.select import select_table
+def selections_from_records(records: pd.DataFrame, epoch_ties: str | None = None
+                            ) -> list[Selection]:
+    """The selection of :func:`tabbench.select.select_table` for the records of one split (with
+    the study's tie rule: config ``epoch_ties``, else the default), with the recorded val/test
+    logloss of each chosen (config, epoch)."""
+    from tabbench.select import DEFAULT_EPOCH_TIES, select_table
 
     splits = records["split"].unique()
     if len(splits) != 1:
         raise ValueError(f"records of one split expected, got splits {sorted(splits)}")
-    chosen = select_table(records)
+    chosen = select_table(records, epoch_ties=epoch_ties or DEFAULT_EPOCH_TIES)
     if chosen.empty:
         return []
     index = records.set_index(["config", "epoch"])
@@ -219,15 +221,19 @@ def replay_split(
     trainer_factory: Callable[..., Any] | None = None,
     progress: TextIO | None = None,
     stacked: bool = False,
+    epoch_ties: str | None = None,
 ) -> ReplayResult:
     """Replay every selection of one split's ``records`` (at least the columns of
     :data:`tabbench.select.READ_COLUMNS`) on ``data``; check and return the logits.
 
     ``trainer_factory`` (``(model, **trainer_options)`` -> trainer) is an injection point for
-    tests; by default :func:`tabbench.models.registry.get_trainer`.
+    tests; by default :func:`tabbench.models.registry.get_trainer`. ``epoch_ties``: the
+    study's tie rule (:mod:`tabbench.select`; None: the default), which the selections replayed
+    must share with the study's selected files and diagnostics.
     Raises :class:`ReplayMismatchError` when a replayed logloss differs from the record.
     """
     from tabbench.metrics import logloss
+    from tabbench.select import DEFAULT_EPOCH_TIES
     from tabbench.train_job import train_seed
 
     if trainer_factory is None:
@@ -238,7 +244,7 @@ def replay_split(
     dataset = str(records["dataset"].iloc[0])
     split = int(records["split"].iloc[0])
     options = dict(trainer_options or {})
-    selections = selections_from_records(records)
+    selections = selections_from_records(records, epoch_ties)
     plan = replay_plan(selections)
     per_config = records.groupby("config", sort=True)
     n_epochs = per_config["epoch"].max()
@@ -298,6 +304,7 @@ def replay_split(
         "device": device, "threads": int(threads), "trainer_options": options,
         "rtol": float(rtol), "n_val": int(len(data.y_val)), "n_test": int(len(data.y_test)),
         "n_classes": int(data.n_classes), "selections": entries, "configs": configs,
+        "epoch_ties": epoch_ties or DEFAULT_EPOCH_TIES,
         "cost": {
             "replay_seconds": wall,
             "replay_train_seconds": trainer_seconds,
@@ -347,6 +354,7 @@ def run_replay_job(
     rtol: float = RTOL,
     trainer_factory: Callable[..., Any] | None = None,
     progress: TextIO | None = None,
+    epoch_ties: str | None = None,
 ) -> ReplayResult:
     """Replay one runs file (what ``tabbench replay`` and the rule ``replay_split`` run): read
     the records, load the split's data, claim the device as training does (neural networks
@@ -381,7 +389,8 @@ def run_replay_job(
         result = replay_split(records, data, seed=seed, threads=threads, device=dev,
                               trainer_options=trainer_options, rtol=rtol,
                               trainer_factory=trainer_factory, progress=stream,
-                              stacked=trained.get("training") == STACKED)
+                              stacked=trained.get("training") == STACKED,
+                              epoch_ties=epoch_ties)
     result.sidecar["trained_with"] = {k: trained.get(k) for k in ("device", "threads", "commit",
                                                                   "training", "members")}
     cost = result.sidecar["cost"]

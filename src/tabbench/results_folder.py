@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -70,14 +71,14 @@ def regenerate_inputs(results: str | Path) -> list[Path]:
     return out
 
 
-def _select(paths: list[Path]) -> pd.DataFrame:
-    return select_files(paths)
-
-
 def collect_selected(results: str | Path, jobs: int | None = None, reselect: bool = False
                      ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """All selected rows of a results folder (module docstring); also counts of
-    (reused, recomputed) pairs."""
+    """All selected rows of a results folder (module docstring), selected again with the
+    folder's tie rule (config ``epoch_ties``) where needed; also counts of (reused,
+    recomputed) pairs."""
+    from tabbench.run_config import folder_settings
+
+    select_pair = partial(select_files, epoch_ties=folder_settings(results).epoch_ties)
     pairs = discover(results)
     reuse = [p for p in pairs if p.selected is not None and not reselect and p.selected_is_fresh()]
     redo = [p for p in pairs if p not in reuse and p.runs]
@@ -86,9 +87,9 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     if redo:
         if jobs > 1 and len(redo) > 1:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
-                frames += list(pool.map(_select, [p.runs for p in redo], chunksize=4))
+                frames += list(pool.map(select_pair, [p.runs for p in redo], chunksize=4))
         else:
-            frames += [_select(p.runs) for p in redo]
+            frames += [select_pair(p.runs) for p in redo]
     frames = [f for f in frames if len(f)]
     selected = (pd.concat(frames, ignore_index=True) if frames
                 else pd.DataFrame({c: [] for c in SELECTED_COLUMNS}))

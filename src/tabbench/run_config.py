@@ -79,6 +79,20 @@ VIEW_KEYS = ("figures_baseline", "figures_methods", "comparisons")
 # --- the folder's settings --------------------------------------------------------------------
 
 
+def implicit_defaults() -> dict[str, Any]:
+    """Settings added after results folders existed, with the value every folder made before
+    had: a ``run_config.yaml`` without the key was produced with it."""
+    from tabbench.select import DEFAULT_EPOCH_TIES
+
+    return {"epoch_ties": DEFAULT_EPOCH_TIES}
+
+
+def with_implicit_defaults(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """``stored`` (a folder's settings) with :func:`implicit_defaults` where it lacks them."""
+    return {**implicit_defaults(),
+            **{k: v for k, v in stored.items() if not (k in implicit_defaults() and v is None)}}
+
+
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     """``base`` updated by ``over``, mappings merged key by key (as Snakemake merges --config
     into config.yaml)."""
@@ -253,6 +267,8 @@ class FolderSettings:
     #: what the summary compares: the config keys of :mod:`tabbench.summary_view` the folder
     #: sets (figures_baseline, figures_methods, comparisons)
     view: dict[str, Any] = field(default_factory=dict)
+    #: which of tied epochs its selections keep (config ``epoch_ties``, :mod:`tabbench.select`)
+    epoch_ties: str = field(default_factory=lambda: implicit_defaults()["epoch_ties"])
 
 
 def folder_settings(results: PathLike) -> FolderSettings:
@@ -271,6 +287,7 @@ def folder_settings(results: PathLike) -> FolderSettings:
         view = {k: cfg[k] for k in VIEW_KEYS if cfg.get(k) is not None}
         return FolderSettings(None if large is None else int(large),
                               int(cfg["n_splits"]) if cfg.get("n_splits") else None,
-                              layout.run_config, None if rope is None else float(rope), view)
+                              layout.run_config, None if rope is None else float(rope), view,
+                              with_implicit_defaults(stored)["epoch_ties"])
     large = _summary_large_rows(results)
     return FolderSettings(large, None, layout.summary(META) if large is not None else None)

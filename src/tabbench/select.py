@@ -2,8 +2,9 @@
 
 For a stopping metric m (all "lower is better", docs/design.md §4) and every config c of a split:
 
-    e*(c) = argmin_e val_m(c, e)                 first epoch on ties; non-finite never selected;
-                                                 a config whose val_m is all non-finite is skipped
+    e*(c) = argmin_e val_m(c, e)                 first epoch on ties (``epoch_ties``, below);
+                                                 non-finite never selected; a config whose
+                                                 val_m is all non-finite is skipped
     default: c* = 0
     tuned:   c* = argmin_{c ∈ 1..n} val_m(c, e*(c))   first (lowest id) config on ties
 
@@ -20,7 +21,10 @@ what pytabkit's network training does by default (``use_last_best_epoch=True``, 
 beneficial for accuracy" by its comment), the paper authors' library. Ties are common where a
 metric is a step function (accuracy) or reaches a floor (TS-refinement on a validation part the
 model separates: docs/reproduction.md, car and nursery); ``benchmarks/tie_rule_effect.py``
-measures what the rule changes on a results folder.
+measures what the rule changes on a results folder. The rule is a study setting (config
+``epoch_ties``, kept in ``run_config.yaml``; :data:`DEFAULT_EPOCH_TIES` where a folder does not
+say): the select rule, a results folder's re-selection, the replay and the winner's-curse
+diagnostics all take it from there, so that they choose the same (config, epoch).
 """
 
 from __future__ import annotations
@@ -76,9 +80,11 @@ def _block_starts(split: np.ndarray, config: np.ndarray) -> np.ndarray:
 
 #: how tied epochs are resolved: the first (the default) or the last of them (pytabkit's)
 EPOCH_TIES = ("first", "last")
+#: the rule of every selection made before the rule was a setting, and the default since
+DEFAULT_EPOCH_TIES = "first"
 
 
-def first_minima(values: np.ndarray, starts: np.ndarray, ties: str = "first"
+def first_minima(values: np.ndarray, starts: np.ndarray, ties: str = DEFAULT_EPOCH_TIES
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Per block: (row index of the first minimum, or the last one with ``ties="last"``, the
     minimum); (-1, +inf) for a block with no finite value. ``values`` must be ordered by epoch
@@ -165,7 +171,7 @@ def stopping_in(column_names: Sequence[str]) -> list[str]:
 
 
 def select_table(table: pa.Table | pd.DataFrame,
-                 stopping: Sequence[str] | None = None, epoch_ties: str = "first"
+                 stopping: Sequence[str] | None = None, epoch_ties: str = DEFAULT_EPOCH_TIES
                  ) -> pd.DataFrame:
     """Selection (module docstring) for the records of one (model, dataset), any number of
     splits. Returns one row per (split, regime, stopping metric) for which a config could be
@@ -270,13 +276,14 @@ def read_records(path: str | Path) -> pa.Table:
         return pq.read_table(path, columns=[*READ_COLUMNS, *vals], read_dictionary=["params"])
 
 
-def select_files(paths: Sequence[str | Path]) -> pd.DataFrame:
+def select_files(paths: Sequence[str | Path], epoch_ties: str = DEFAULT_EPOCH_TIES
+                 ) -> pd.DataFrame:
     """Selection over the record files (one per split) of one (model, dataset).
 
     Files are selected one by one (selection never mixes splits) and the rows concatenated."""
     if not paths:
         raise ValueError("no record files given")
-    parts = [select_table(read_records(p)) for p in paths]
+    parts = [select_table(read_records(p), epoch_ties=epoch_ties) for p in paths]
     out = pd.concat(parts, ignore_index=True)
     keys = out[["model", "dataset"]].drop_duplicates()
     if len(keys) > 1:
@@ -287,8 +294,9 @@ def select_files(paths: Sequence[str | Path]) -> pd.DataFrame:
     return out.sort_values(["split", "regime", "stopping"], kind="stable", ignore_index=True)
 
 
-def write_selected(paths: Sequence[str | Path], out: str | Path) -> pd.DataFrame:
+def write_selected(paths: Sequence[str | Path], out: str | Path,
+                   epoch_ties: str = DEFAULT_EPOCH_TIES) -> pd.DataFrame:
     """Select from ``paths`` and write ``out`` atomically; returns the selection."""
-    df = select_files(paths)
+    df = select_files(paths, epoch_ties)
     write_parquet_atomic(df, out)
     return df

@@ -107,13 +107,31 @@ def test_exact_average_equals_seeded_random_draws():
     assert abs(mc - exact) < 4 * se
 
 
+def test_the_tie_rule_is_selects():
+    """epoch_ties="last" keeps the last tied epoch here too: the study's diagnostics must
+    choose what its selected files and replays chose."""
+    cols = hand_records()
+    cols["val_logloss"] = np.array([.9, .7, .7, .6, .5, .5, .4, .45, .5, .6, .4, .4])
+    first = split_selection_bias(cols, stoppings=["logloss"])[0].set_index("regime")
+    last = split_selection_bias(cols, stoppings=["logloss"], epoch_ties="last")[0]
+    last = last.set_index("regime")
+    assert (first.loc["default", "epoch"], last.loc["default", "epoch"]) == (2, 3)
+    # configs 2 and 3 tie at 0.4: the lowest id, config 2, which reaches it once
+    assert tuple(first.loc["tuned", ["config", "epoch"]]) == (2, 1)
+    assert tuple(last.loc["tuned", ["config", "epoch"]]) == (2, 1)
+    cols["val_logloss"][6:9] = [.4, .6, .4]
+    last = split_selection_bias(cols, stoppings=["logloss"], epoch_ties="last")[0]
+    assert tuple(last.set_index("regime").loc["tuned", ["config", "epoch"]]) == (2, 3)
+
+
+@pytest.mark.parametrize("ties", ["first", "last"])
 @pytest.mark.parametrize("model", ["xgboost", "mlp"])
-def test_selection_equals_tabbench_select(model):
+def test_selection_equals_tabbench_select(model, ties):
     ds = SyntheticDataset("syn", 3_000, 3)
     rec = synthetic_run(model, ds, 1, n_configs=6, epochs=(20, 30), diverge_rate=0.3)
     cols = {c: rec[c].to_numpy() for c in needed_columns()}
-    sel, curve = split_selection_bias(cols)
-    want = select_table(rec)
+    sel, curve = split_selection_bias(cols, epoch_ties=ties)
+    want = select_table(rec, epoch_ties=ties)
     merged = want.merge(sel, on=["regime", "stopping"], suffixes=("", "_bias"))
     assert len(merged) == len(want) == len(sel)
     assert (merged["config"] == merged["config_bias"]).all()

@@ -112,6 +112,22 @@ def test_unknown_dataset_target_fails_before_any_job_naming_known_ones(tmp_path)
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
 
 
+def test_the_tie_rule_reaches_the_select_and_replay_commands(tmp_path):
+    """config epoch_ties is what the select and replay jobs are told (their --epoch-ties), so
+    that the selected files and the replays follow the study's rule."""
+    ws = Workspace(tmp_path / "wf", demo=("kc1",))
+    for ties in ("last", "first"):
+        res = ws.snakemake("-n", "-p", "--cores", "1", "results/selected/xgboost/kc1.parquet",
+                           "results/replay/xgboost/kc1/split0.npz", "--config", "preset=smoke",
+                           f"epoch_ties={ties}")
+        text = res.stdout + res.stderr
+        assert res.returncode == 0, text[-3000:]
+        commands = [line for line in text.splitlines()
+                    if any(f"Shell command: tabbench {c} " in line for c in ("select", "replay"))]
+        assert len(commands) == 2, text[-3000:]
+        assert all(f"--epoch-ties {ties}" in c for c in commands), commands
+
+
 def test_nested_epochs_override_on_the_command_line(tmp_path):
     ws = Workspace(tmp_path / "wf")
     res = ws.snakemake("-n", "--cores", "1", "--config", "preset=smoke", "epochs={mlp: 8}")

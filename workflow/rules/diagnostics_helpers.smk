@@ -74,10 +74,14 @@ def replay_flags(wildcards):
     """Every option of `tabbench replay` but the paths. Not a rerun trigger: a replay is
     determined by its runs file (whose change reruns it through the file's time), and seed,
     device, one-hot cap or tolerance never change what a correct replay writes — so a changed
-    option never makes `figures` retrain anything."""
+    option never makes `figures` retrain anything. The tie rule (config epoch_ties) does choose
+    what is replayed, but is not a trigger either, so that a folder replayed before the setting
+    existed is not replayed again: after editing it, `--forcerun replay_split` (until then the
+    diagnostics count those replays as stale and leave them out)."""
     return NotARerunTrigger(
         f" --seed {CFG['seed']} --device {replay_device(wildcards.model)}"
-        f" --rtol {REPLAY_RTOL:g}{train_gpu_flags(wildcards)}{replay_option_flags(wildcards)}"
+        f" --rtol {REPLAY_RTOL:g} --epoch-ties {CFG['epoch_ties']}"
+        f"{train_gpu_flags(wildcards)}{replay_option_flags(wildcards)}"
     )
 
 

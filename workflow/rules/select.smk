@@ -21,5 +21,9 @@ rule select:
         dataset="[^/]+",
     conda:
         "../../environment.yml"
+    params:
+        # config epoch_ties (a rerun trigger: another rule selects other epochs)
+        ties=CFG["epoch_ties"],
     shell:
-        "tabbench select --runs {input.runs:q} --out {output:q} > {log:q} 2>&1"
+        "tabbench select --runs {input.runs:q} --out {output:q} --epoch-ties {params.ties}"
+        " > {log:q} 2>&1"

@@ -81,3 +81,13 @@ def field_default(cls: type, name: str) -> Any:
                 raise ValueError(f"{cls.__name__}.{name} has no default")
             return f.default
     raise ValueError(f"{cls.__name__} has no field {name!r}")
+
+
+def add_epoch_ties(parser: argparse.ArgumentParser) -> None:
+    """``--epoch-ties``: which of tied epochs a selection keeps (config ``epoch_ties``,
+    :mod:`tabbench.select`); the commands that select (select, replay) take it alike."""
+    from tabbench.select import DEFAULT_EPOCH_TIES, EPOCH_TIES
+
+    parser.add_argument("--epoch-ties", choices=EPOCH_TIES, default=DEFAULT_EPOCH_TIES,
+                        help="config epoch_ties: keep the first (default) or the last of tied "
+                             "epochs (pytabkit's rule for networks)")

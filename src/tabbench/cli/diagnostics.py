@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from tabbench.cli.args import results_folder
+from tabbench.cli.args import add_epoch_ties, results_folder
 from tabbench.cli.train import (
     add_device_arguments,
     add_trainer_option_arguments,
@@ -34,7 +34,7 @@ def _replay(args: argparse.Namespace) -> int:
                        allow_cpu_fallback=args.allow_cpu_fallback,
                        gpu_lock_dir=args.gpu_lock_dir, gpu_claim_timeout=args.gpu_claim_timeout,
                        gpu_jobs_per_device=args.gpu_jobs_per_device, trainer_options=options,
-                       rtol=args.rtol, progress=sys.stderr)
+                       rtol=args.rtol, progress=sys.stderr, epoch_ties=args.epoch_ties)
     except (ReplayMismatchError, GpuUnavailableError) as err:
         print(f"tabbench replay: error: {err}", file=sys.stderr)
         return 1
@@ -81,6 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rtol", type=float, default=RTOL,
                    help=f"relative tolerance of the self-check (default {RTOL:g}, for CPU "
                         "training)")
+    add_epoch_ties(p)  # the study's, as for tabbench select: the same (config, epoch)s
     p.set_defaults(func=_replay)
 
     p = subparsers.add_parser(

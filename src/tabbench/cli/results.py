@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 
 from tabbench.aggregate import LARGE_ROWS
-from tabbench.cli.args import results_folder
+from tabbench.cli.args import add_epoch_ties, results_folder
 from tabbench.comparisons import ROPE_PERCENT
 
 
 def _select(args: argparse.Namespace) -> int:
     from tabbench.select import write_selected
 
-    df = write_selected(args.runs, args.out)
+    df = write_selected(args.runs, args.out, args.epoch_ties)
     print(f"selected {len(df)} rows from {len(args.runs)} record files -> {args.out}")
     return 0
 
@@ -134,6 +134,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", nargs="+", required=True, type=Path,
                    help="results/runs/{model}/{dataset}/split{i}.parquet, one per split")
     p.add_argument("--out", required=True, type=Path)
+    add_epoch_ties(p)
     p.set_defaults(func=_select)
 
     p = subparsers.add_parser(

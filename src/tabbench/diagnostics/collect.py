@@ -31,6 +31,7 @@ from tabbench.diagnostics.paths import logits_key, replay_key
 from tabbench.diagnostics.reliability import SUM_COLUMNS, bin_sums
 from tabbench.diagnostics.selection_bias import read_columns, split_selection_bias
 from tabbench.layout import ResultsLayout, replay_sidecar, runs_splits
+from tabbench.select import DEFAULT_EPOCH_TIES
 
 CALIBRATIONS = {"none": "raw", "ts": "ts"}  # calibrators drawn in the reliability diagrams
 
@@ -42,12 +43,18 @@ class SplitTask:
     split: int
     runs: Path
     replay: Path | None
+    #: the study's tie rule (config ``epoch_ties``): the selection its replay must match
+    epoch_ties: str = DEFAULT_EPOCH_TIES
 
 
 def discover_tasks(results: str | Path, pairs: Sequence[str] | None = None,
                    n_splits: int | None = None) -> list[SplitTask]:
     """One task per runs file of ``results`` (only ``pairs`` "model/dataset" if given, only
-    splits ``0..n_splits-1`` if given), with its replay file when one exists."""
+    splits ``0..n_splits-1`` if given), with its replay file when one exists and the folder's
+    tie rule."""
+    from tabbench.run_config import folder_settings
+
+    ties = folder_settings(results).epoch_ties
     layout = ResultsLayout(results)
     root = Path(layout.runs_dir)
     if pairs is None:
@@ -64,7 +71,7 @@ def discover_tasks(results: str | Path, pairs: Sequence[str] | None = None,
             npz = Path(layout.replay(model, dataset, s))
             ok = npz.exists() and replay_sidecar(npz).exists()
             tasks.append(SplitTask(model, dataset, s, Path(layout.runs(model, dataset, s)),
-                                   npz if ok else None))
+                                   npz if ok else None, ties))
     return tasks
 
 
@@ -119,7 +126,7 @@ def _replay_frames(task: SplitTask, sel: pd.DataFrame) -> tuple[dict[str, pd.Dat
 
 def diagnose_split(task: SplitTask) -> dict[str, Any]:
     """Every per-split frame of one task (module docstring) and the replay's status."""
-    sel, curve = split_selection_bias(read_columns(task.runs))
+    sel, curve = split_selection_bias(read_columns(task.runs), epoch_ties=task.epoch_ties)
     out: dict[str, Any] = {"selection": sel, "curve": curve}
     status = "missing"
     if task.replay is not None:

@@ -58,7 +58,7 @@ from math import comb
 import numpy as np
 import pandas as pd
 
-from tabbench.select import DEFAULT_CONFIG, first_minima
+from tabbench.select import DEFAULT_CONFIG, DEFAULT_EPOCH_TIES, first_minima
 
 
 @dataclass(frozen=True)
@@ -144,14 +144,15 @@ def _sorted(columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def split_selection_bias(columns: Mapping[str, np.ndarray], sizes: Sequence[int] = SUBSET_SIZES,
-                         stoppings: Sequence[str] | None = None
+                         stoppings: Sequence[str] | None = None,
+                         epoch_ties: str = DEFAULT_EPOCH_TIES
                          ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Selection, optimism and regret (one row per regime × stopping metric) and the
     winner's-curse curve (one row per stopping metric × subset size, tuned regime) of one
     split's records, given as arrays of :func:`needed_columns`.
 
-    The selection is :mod:`tabbench.select`'s rule; the first frame's ``config``/``epoch`` are
-    the same as ``select_table``'s (tested)."""
+    The selection is :mod:`tabbench.select`'s rule, ``epoch_ties`` included (the study's); the
+    first frame's ``config``/``epoch`` are the same as ``select_table``'s (tested)."""
     a = _sorted(columns)
     config = np.asarray(a["config"])
     n_rows = len(config)
@@ -172,7 +173,8 @@ def split_selection_bias(columns: Mapping[str, np.ndarray], sizes: Sequence[int]
     known = pairs()
     for m in stoppings or known:
         pair = known[m]
-        idx, best = first_minima(np.asarray(a[pair.val], dtype=np.float64), starts)
+        idx, best = first_minima(np.asarray(a[pair.val], dtype=np.float64), starts,
+                                 epoch_ties)
         valid = idx >= 0
         safe = np.where(valid, idx, 0)
         val_at = np.where(valid, best, np.nan)
