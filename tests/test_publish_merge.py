@@ -152,3 +152,28 @@ def test_the_command_extends_a_copy_in_place_and_keeps_each_sources_progress(fol
     assert table.count("| model | train jobs done of planned") == 2
     assert "Source 1: `only_xgboost`" in table and "Source 2: `only_mlp`" in table
     assert not list(tmp_path.glob(".*tmp"))  # nothing left beside the copy
+
+
+def test_a_merged_copy_extended_again_lists_every_study_once(folders, tmp_path):
+    """A copy merged from two studies, extended with a third: its sources are the three
+    studies in the order they were joined (flat), and the progress table numbers them 1-3."""
+    studies = {}
+    for dataset in ("adult", "segment"):
+        study = tmp_path / f"mlp_{dataset}"
+        (study / "runs" / "mlp").mkdir(parents=True)
+        shutil.copytree(folders["mlp"] / "runs" / "mlp" / dataset,
+                        study / "runs" / "mlp" / dataset)
+        studies[dataset] = _finish(study, SETTINGS)
+    copy = tmp_path / "copy"
+    publish(folders["xgboost"], copy)
+    for dataset in ("adult", "segment"):
+        assert cli.main(["publish", "--results", str(studies[dataset]), "--onto", str(copy),
+                         "--out", str(copy)]) == 0
+    manifest = read_manifest(copy)
+    assert [s["source"] for s in manifest["sources"]] == ["only_xgboost", "mlp_adult",
+                                                          "mlp_segment"]
+    assert not any("sources" in s for s in manifest["sources"])
+    assert manifest["source"] == "only_xgboost + mlp_adult + mlp_segment"
+    table = progress_table(manifest)
+    assert "Source 3: `mlp_segment`" in table and table.count("Source ") == 3
+

@@ -14,8 +14,8 @@ the Fig. 1 analogue its summary chooses, the summary computed again from all sel
 (what ``tabbench figures`` does on any copy), the diagnostics tables of both merged
 (:func:`tabbench.diagnostics.tables.merged`), the provenance of both (versions that differ are
 listed as mixed: :func:`tabbench.provenance.merged_provenance`) and a ``PUBLISHED.json`` whose
-``sources`` keep each copy's own manifest: where it came from, with which code, and how far its
-study was.
+``sources`` keep each study folder's own manifest: where it came from, with which code, and how
+far its study was (a copy merged before contributes its sources, so the list stays flat).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from tabbench.publish import (
 )
 
 #: the manifest keys each source keeps in the merged copy's ``sources``
-SOURCE_KEYS = ("source", "published", "published_by_commit", "status", "sources")
+SOURCE_KEYS = ("source", "published", "published_by_commit", "status")
 
 
 def _settings(copy: Path) -> dict[str, Any]:
@@ -71,9 +71,14 @@ def _relative_files(copy: Path, folder: str) -> list[Path]:
         if root.is_dir() else []
 
 
-def _source_manifest(copy: Path) -> dict[str, Any]:
+def _study_sources(copy: Path) -> list[dict[str, Any]]:
+    """The manifest of each study folder a copy holds pairs of: its own, or the ``sources``
+    of a copy merged before (so that a copy extended again lists every study once, in the
+    order they were joined, not a tree of merges)."""
     manifest = read_manifest(copy)
-    return {k: manifest[k] for k in SOURCE_KEYS if k in manifest}
+    if manifest.get("sources"):
+        return list(manifest["sources"])
+    return [{k: manifest[k] for k in SOURCE_KEYS if k in manifest}]
 
 
 def _summary_meta(copy: Path) -> dict[str, Any]:
@@ -142,13 +147,13 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
     tmp.mkdir(parents=True)
     try:
         _assemble(first, second, selected, tmp)
+        sources = _study_sources(first) + _study_sources(second)
         manifest: dict[str, Any] = {
             # by folder name (a copy published before 2026-12-02 named its absolute path)
-            "source": " + ".join(Path(str(read_manifest(c).get("source"))).name
-                                 for c in (first, second)),
+            "source": " + ".join(Path(str(s.get("source"))).name for s in sources),
             "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "published_by_commit": code_commit(),
-            "sources": [_source_manifest(c) for c in (first, second)],
+            "sources": sources,
             # (a copy published before 2026-12-02 15:00 UTC shipped the report page)
             "left_out": {**read_manifest(second).get("left_out", {}), **DESCRIPTION_LEFT_OUT},
             "diagnostics": f"{SUMMARY}/ diagnostics of both copies, merged",
