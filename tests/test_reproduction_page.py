@@ -29,16 +29,17 @@ def test_the_shipped_results_are_a_published_copy_within_budget():
     assert manifest["files"]  # what it copied is listed
 
 
-def test_the_shipped_copy_extends_the_first_folders_copy_as_published():
-    """docs/results/bundled is docs/results/bundled_part1 (the lost first folder's copy, kept so
-    that later pairs can be joined to it again) extended by `publish --onto`: its first source
-    is that copy, unchanged since."""
-    part1 = SHIPPED.with_name("bundled_part1")
-    assert is_published(part1)
-    first = read_manifest(SHIPPED)["sources"][0]
-    assert first["published"] == read_manifest(part1)["published"]
+def test_the_shipped_copy_extends_the_lost_folders_copy_as_published():
+    """docs/results/bundled is docs/results/bundled_part2 (the copy of the two lost study
+    folders as last published, kept so that later pairs can be joined to it again) extended by
+    `publish --onto`: its first sources are that copy's, unchanged since, and it holds every
+    pair that copy held."""
+    part2 = SHIPPED.with_name("bundled_part2")
+    assert is_published(part2)
+    earlier = read_manifest(part2)["sources"]
+    assert read_manifest(SHIPPED)["sources"][:len(earlier)] == earlier
     shipped_pairs = {p.relative_to(SHIPPED) for p in (SHIPPED / "selected").rglob("*.parquet")}
-    assert {p.relative_to(part1) for p in (part1 / "selected").rglob("*.parquet")} <= shipped_pairs
+    assert {p.relative_to(part2) for p in (part2 / "selected").rglob("*.parquet")} <= shipped_pairs
 
 
 def test_the_page_tables_are_what_the_shipped_results_give(tmp_path):
