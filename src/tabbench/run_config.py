@@ -89,8 +89,8 @@ def implicit_defaults() -> dict[str, Any]:
 
 def with_implicit_defaults(stored: Mapping[str, Any]) -> dict[str, Any]:
     """``stored`` (a folder's settings) with :func:`implicit_defaults` where it lacks them."""
-    return {**implicit_defaults(),
-            **{k: v for k, v in stored.items() if not (k in implicit_defaults() and v is None)}}
+    defaults = implicit_defaults()
+    return {**defaults, **{k: v for k, v in stored.items() if not (k in defaults and v is None)}}
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
