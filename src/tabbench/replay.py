@@ -63,6 +63,7 @@ from tabbench.models.base import (
     TrainContext,
 )
 from tabbench.models.stacked.plan import STACKED
+from tabbench.select import DEFAULT_EPOCH_TIES
 
 #: default relative tolerance of the self-check (CPU training is bit-for-bit deterministic; the
 #: slack covers float32 logits vs the recorder's float64 sums)
@@ -98,17 +99,17 @@ class ReplayResult:
     sidecar: dict[str, Any]
 
 
-def selections_from_records(records: pd.DataFrame, epoch_ties: str | None = None
+def selections_from_records(records: pd.DataFrame, epoch_ties: str = DEFAULT_EPOCH_TIES
                             ) -> list[Selection]:
     """The selection of :func:`tabbench.select.select_table` for the records of one split (with
-    the study's tie rule: config ``epoch_ties``, else the default), with the recorded val/test
+    the study's tie rule: config ``epoch_ties``), with the recorded val/test
     logloss of each chosen (config, epoch)."""
-    from tabbench.select import DEFAULT_EPOCH_TIES, select_table
+    from tabbench.select import select_table
 
     splits = records["split"].unique()
     if len(splits) != 1:
         raise ValueError(f"records of one split expected, got splits {sorted(splits)}")
-    chosen = select_table(records, epoch_ties=epoch_ties or DEFAULT_EPOCH_TIES)
+    chosen = select_table(records, epoch_ties=epoch_ties)
     if chosen.empty:
         return []
     index = records.set_index(["config", "epoch"])
@@ -221,19 +222,18 @@ def replay_split(
     trainer_factory: Callable[..., Any] | None = None,
     progress: TextIO | None = None,
     stacked: bool = False,
-    epoch_ties: str | None = None,
+    epoch_ties: str = DEFAULT_EPOCH_TIES,
 ) -> ReplayResult:
     """Replay every selection of one split's ``records`` (at least the columns of
     :data:`tabbench.select.READ_COLUMNS`) on ``data``; check and return the logits.
 
     ``trainer_factory`` (``(model, **trainer_options)`` -> trainer) is an injection point for
     tests; by default :func:`tabbench.models.registry.get_trainer`. ``epoch_ties``: the
-    study's tie rule (:mod:`tabbench.select`; None: the default), which the selections replayed
+    study's tie rule (:mod:`tabbench.select`), which the selections replayed
     must share with the study's selected files and diagnostics.
     Raises :class:`ReplayMismatchError` when a replayed logloss differs from the record.
     """
     from tabbench.metrics import logloss
-    from tabbench.select import DEFAULT_EPOCH_TIES
     from tabbench.train_job import train_seed
 
     if trainer_factory is None:
@@ -304,7 +304,7 @@ def replay_split(
         "device": device, "threads": int(threads), "trainer_options": options,
         "rtol": float(rtol), "n_val": int(len(data.y_val)), "n_test": int(len(data.y_test)),
         "n_classes": int(data.n_classes), "selections": entries, "configs": configs,
-        "epoch_ties": epoch_ties or DEFAULT_EPOCH_TIES,
+        "epoch_ties": epoch_ties,
         "cost": {
             "replay_seconds": wall,
             "replay_train_seconds": trainer_seconds,
@@ -354,7 +354,7 @@ def run_replay_job(
     rtol: float = RTOL,
     trainer_factory: Callable[..., Any] | None = None,
     progress: TextIO | None = None,
-    epoch_ties: str | None = None,
+    epoch_ties: str = DEFAULT_EPOCH_TIES,
 ) -> ReplayResult:
     """Replay one runs file (what ``tabbench replay`` and the rule ``replay_split`` run): read
     the records, load the split's data, claim the device as training does (neural networks
