@@ -6,14 +6,18 @@ must be the page's tables to the character."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+import pytest
 import yaml
 
 from tabbench.page_tables import embedded, names_in
 from tabbench.publish import MAX_BYTES, is_published, read_manifest
+from tabbench.search.sampling import sample_config
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "reproduction.md"
@@ -30,16 +34,18 @@ def test_the_shipped_results_are_a_published_copy_within_budget():
 
 
 def test_the_shipped_copy_extends_the_lost_folders_copy_as_published():
-    """docs/results/bundled is docs/results/bundled_part2 (the copy of the two lost study
+    """docs/results/bundled is docs/results/bundled_part3 (the copy of the three lost study
     folders as last published, kept so that later pairs can be joined to it again) extended by
     `publish --onto`: its first sources are that copy's, unchanged since, and it holds every
-    pair that copy held."""
-    part2 = SHIPPED.with_name("bundled_part2")
-    assert is_published(part2)
-    earlier = read_manifest(part2)["sources"]
+    pair that copy held, file for file."""
+    part3 = SHIPPED.with_name("bundled_part3")
+    assert is_published(part3)
+    earlier = read_manifest(part3)["sources"]
+    assert len(earlier) == 3
     assert read_manifest(SHIPPED)["sources"][:len(earlier)] == earlier
-    shipped_pairs = {p.relative_to(SHIPPED) for p in (SHIPPED / "selected").rglob("*.parquet")}
-    assert {p.relative_to(part2) for p in (part2 / "selected").rglob("*.parquet")} <= shipped_pairs
+    for selected in (part3 / "selected").rglob("*.parquet"):
+        shipped = SHIPPED / selected.relative_to(part3)
+        assert shipped.read_bytes() == selected.read_bytes(), shipped
 
 
 def test_the_page_tables_are_what_the_shipped_results_give(tmp_path):
@@ -60,3 +66,27 @@ def test_the_page_tables_are_what_the_shipped_results_give(tmp_path):
             "regenerate the page's tables with `tabbench claims-table --results "
             "docs/results/bundled --page docs/reproduction.md`")
     assert page.read_text() == PAGE.read_text()  # and nothing else of the page is touched
+
+
+def test_the_shipped_tuned_configs_are_what_the_sampler_draws():
+    """Every tuned config the shipped selected files name is the one
+    :func:`tabbench.search.sampling.sample_config` draws from the study's seed, parameter for
+    parameter: the study's folders drew them with optuna 5.0.0 and 5.1.0 (the summary's mixed
+    versions), so a later version, or a change to a search space, that drew other configs would
+    make the page's results unreproducible from its command."""
+    seed = yaml.safe_load((SHIPPED / "run_config.yaml").read_text())["seed"]
+    checked = 0
+    for path in sorted((SHIPPED / "selected").rglob("*.parquet")):
+        chosen = pd.read_parquet(path, columns=["model", "dataset", "split", "config", "params"])
+        for row in chosen.drop_duplicates(["split", "config"]).itertuples():
+            if row.config == 0:
+                continue
+            params = json.loads(row.params) if isinstance(row.params, str) else dict(row.params)
+            drawn = sample_config(row.model, int(row.config), seed=seed, dataset=row.dataset,
+                                  split=int(row.split))
+            assert drawn.keys() == params.keys(), (path.name, row.split, row.config)
+            expected = {k: pytest.approx(v, rel=1e-12) if isinstance(v, float) else v
+                        for k, v in params.items()}
+            assert drawn == expected, (path.name, row.split, row.config)
+            checked += 1
+    assert checked > 100  # the tuned selections of every tuned model
