@@ -298,6 +298,41 @@ def test_fig5_shows_and_names_only_the_models_it_has_points_for(tmp_path, monkey
                                                                                "lightgbm"])
 
 
+def test_fig5_says_how_many_datasets_each_model_has_when_they_differ(tmp_path, monkeypatch):
+    """A study whose MLP lags its boosters (5 large datasets against 6) drew "n = 6 datasets"
+    over every box: the panel titles give the range and the legend each model's count, and
+    with equal counts the legend stays as it was."""
+    from tabbench.plots import boxes
+
+    def rows_for(counts: dict[str, int]) -> pd.DataFrame:
+        return pd.DataFrame([
+            {"model": model, "regime": regime, "metric": "logloss", "method": method,
+             "dataset": f"d{i}", "large": True,
+             "rel_diff": 0.0 if method == "Logloss+TS" else -1.0 - i}
+            for model, n in counts.items() for regime in ("default", "tuned") for i in range(n)
+            for method in ("Logloss", "Logloss+TS", "TS-Ref.+TS", "Accuracy+TS")])
+
+    seen = []
+    real_save = boxes.save
+
+    def save(fig, out_dir, stem):
+        seen.append(([t.get_text() for leg in fig.legends for t in leg.get_texts()],
+                     [ax.get_title() for ax in fig.axes]))
+        return real_save(fig, out_dir, stem)
+
+    monkeypatch.setattr(boxes, "save", save)
+    meta = {"large_rows": 10_000}
+    boxes.fig5({"relative": rows_for({"xgboost": 6, "mlp": 5}), "meta": meta}, tmp_path / "a")
+    boxes.fig5({"relative": rows_for({"xgboost": 6, "mlp": 6}), "meta": meta}, tmp_path / "b")
+    (legend_a, titles_a), (legend_b, titles_b) = seen
+    assert legend_a == ["XGBoost (n = 6)", "MLP (n = 5)", "median"]
+    assert titles_a == ["Default hyperparameters (n = 5–6 datasets)",
+                        "Tuned hyperparameters (n = 5–6 datasets)"]
+    assert legend_b == ["XGBoost", "MLP", "median"]
+    assert titles_b == ["Default hyperparameters (n = 6 datasets)",
+                        "Tuned hyperparameters (n = 6 datasets)"]
+
+
 def _suptitle_overlaps(fig) -> list[str]:
     """The axes (by title) whose drawn extent runs into the figure's suptitle."""
     if fig._suptitle is None or not fig._suptitle.get_text():

@@ -118,9 +118,18 @@ def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequ
     return drawn
 
 
-def _model_legend(fig, models: Sequence[str], all_models: Sequence[str]) -> None:
+def _model_legend(fig, models: Sequence[str], all_models: Sequence[str],
+                  counts: dict[str, int] | None = None) -> None:
+    """The models' colours and the median mark, below the panels. ``counts`` (model -> number
+    of datasets) is written beside each model when the models do not all have the same number,
+    so a reader does not take one panel-wide n for every box."""
+    show = counts is not None and len({counts.get(m) for m in models}) > 1
+
+    def label(m: str) -> str:
+        return f"{model_label(m)} (n = {counts[m]})" if show and counts else model_label(m)
+
     handles = [Patch(facecolor=model_colour(m, list(all_models)), alpha=0.6,
-                     edgecolor=model_colour(m, list(all_models)), label=model_label(m))
+                     edgecolor=model_colour(m, list(all_models)), label=label(m))
                for m in models]
     handles.append(Line2D([], [], color="black", lw=1.2, label="median"))
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
@@ -129,6 +138,14 @@ def _model_legend(fig, models: Sequence[str], all_models: Sequence[str]) -> None
 
 def _n_datasets(df: pd.DataFrame) -> int:
     return int(df["dataset"].nunique()) if len(df) else 0
+
+
+def _n_text(df: pd.DataFrame) -> str:
+    """A panel's dataset count for its title: ``"6"``, or ``"5–6"`` when its models have
+    different numbers of datasets (a study whose networks lag its boosters)."""
+    per_model = df.groupby("model")["dataset"].nunique() if len(df) else pd.Series(dtype=int)
+    lo, hi = (int(per_model.min()), int(per_model.max())) if len(per_model) else (0, 0)
+    return str(hi) if lo == hi else f"{lo}–{hi}"
 
 
 def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
@@ -161,8 +178,7 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
         drawn = []
         for ax, regime in zip(axes, regimes, strict=False):
             data = sub[sub["regime"] == regime]
-            nd = _n_datasets(data)
-            ax.set_title(f"{REGIME_TITLES[regime]} (n = {nd} datasets)")
+            ax.set_title(f"{REGIME_TITLES[regime]} (n = {_n_text(data)} datasets)")
             if data.empty:
                 reason = (f"No dataset with ≥ {large_rows:,} rows in these results"
                           if large_only and len(rel) else "No selected results for this regime")
@@ -185,7 +201,8 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
             ax.yaxis.set_tick_params(labelleft=True)
             ax.grid(axis="y", color="0.92", lw=0.6, zorder=0)
         if drawn_models:
-            _model_legend(fig, drawn_models, models)
+            counts = {m: _n_datasets(sub[sub["model"] == m]) for m in drawn_models}
+            _model_legend(fig, drawn_models, models, counts)
         fig.tight_layout(rect=(0, 0.05, 1, 1))
         ylims = {regime: tuple(ax.get_ylim()) for ax, regime in zip(axes, regimes, strict=False)}
         files = save(fig, out_dir, stem)
