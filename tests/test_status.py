@@ -224,3 +224,59 @@ def test_cli_table_and_json(study, capsys):
     assert "no such results folder" in capsys.readouterr().err
     assert cli.main(["status", "--results", str(study), "--workers", "0"]) == 2
     assert "--workers must be > 0" in capsys.readouterr().err
+
+
+def test_sizes_come_from_the_processed_reports_where_the_data_stage_wrote_no_table(tmp_path):
+    """A study trained target by target (``snakemake … -- results/runs/…``) processes its
+    targets' datasets but never runs the data stage's collect step, so ``datasets.csv`` is
+    missing or lacks them: the sizes come from each dataset's processed report then (a kept
+    one; the table wins where both have it), and a dropped or unreadable report adds nothing.
+    Without them the cost model had no feature counts and predicted nothing."""
+    layout = DataLayout(tmp_path / "data")
+    Path(layout.processed_dir).mkdir(parents=True)
+
+    def report(dataset: str, rows: int, kept: bool = True) -> None:
+        Path(layout.processed_json(dataset)).write_text(json.dumps(
+            {"dataset": dataset, "kept": kept, "rows_final": rows, "n_num": 4, "n_cat": 2,
+             "n_classes": 3}))
+
+    report("a", 1000)
+    report("b", 2000)
+    report("dropped", 900, kept=False)
+    Path(layout.processed_json("broken")).write_text("{not json")
+    sizes = dataset_sizes(layout.root)
+    assert sizes.to_dict("index") == {
+        "a": {"n_train": 640, "n_features": 6, "n_classes": 3},
+        "b": {"n_train": 1280, "n_features": 6, "n_classes": 3}}
+    # the table, where the data stage wrote one, for the datasets it has
+    pd.DataFrame([{"dataset": "a", "status": "kept", "rows_final": 500, "n_num": 1, "n_cat": 0,
+                   "n_classes": 2}], columns=SUMMARY_COLUMNS).to_csv(layout.datasets_csv,
+                                                                     index=False)
+    sizes = dataset_sizes(layout.root)
+    assert sizes.loc["a"].to_dict() == {"n_train": 320, "n_features": 1, "n_classes": 2}
+    assert sizes.loc["b", "n_train"] == 1280
+    assert dataset_sizes(None).empty and dataset_sizes(tmp_path / "nowhere").empty
+
+
+def test_a_data_folder_without_a_kept_list_gives_sizes_but_no_plan(study, tmp_path,
+                                                                    monkeypatch):
+    """The study's data folder exists but its data stage never wrote kept.txt or datasets.csv
+    (trained target by target): status says so (not "not found"), counts only what is on disk,
+    and still fits the cost model on the finished jobs from the processed reports' sizes."""
+    root = tmp_path / "root"
+    shutil.copytree(study, root / "results")
+    data = DataLayout(root / "data")
+    Path(data.processed_dir).mkdir(parents=True)
+    for ds, n in ROWS.items():
+        Path(data.processed_json(ds)).write_text(json.dumps(
+            {"dataset": ds, "kept": True, "rows_final": n, "n_num": 2, "n_cat": 1,
+             "n_classes": 2}))
+    monkeypatch.chdir(tmp_path)
+    status = study_status(root / "results", workers=1)
+    assert status.data_dir is None
+    assert any("has no kept.txt" in n for n in status.notes)
+    assert not any("not found" in n for n in status.notes)
+    xgb = status.models[0]
+    assert (xgb.done, xgb.running, xgb.planned, xgb.left) == (6, 1, None, None)
+    assert (xgb.fit_jobs, xgb.fit_datasets) == (6, 3)  # the sizes came from the reports
+    assert xgb.seconds_left is None and "unknown" in xgb.no_prediction

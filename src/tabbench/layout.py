@@ -173,11 +173,16 @@ class DataLayout:
     def raw_json(self, dataset: str) -> str:
         return f"{self.root}/raw/{dataset}.json"
 
+    @property
+    def processed_dir(self) -> str:
+        """The processed datasets and their filter reports (``<dataset>.json``)."""
+        return f"{self.root}/processed"
+
     def processed(self, dataset: str) -> str:
-        return f"{self.root}/processed/{dataset}.parquet"
+        return f"{self.processed_dir}/{dataset}.parquet"
 
     def processed_json(self, dataset: str) -> str:
-        return f"{self.root}/processed/{dataset}.json"
+        return f"{self.processed_dir}/{dataset}.json"
 
     def splits(self, dataset: str) -> str:
         return f"{self.root}/splits/{dataset}.parquet"

@@ -8,7 +8,9 @@ alone, through :mod:`tabbench.layout`:
   (``kept.txt``) × its ``n_splits``, as the workflow's train targets are; the data folder is
   the folder's ``data_dir`` setting (a relative one is looked for beside the results folder,
   then in the working directory) or ``--data``. Without a data folder (or a
-  ``run_config.yaml``) only what is on disk is counted, and the output says so;
+  ``run_config.yaml``) only what is on disk is counted, and the output says so; a data folder
+  without its kept list (a study trained target by target never runs the data stage's collect
+  step) has no plan either, but its processed reports give the finished jobs' sizes;
 - **done**: its runs file exists (the train job writes it atomically, at its very end);
 - **running**: a part folder without the runs file: a job in progress, *or one that was killed*
   (it resumes from there); the folder cannot tell which;
@@ -79,7 +81,7 @@ class ModelStatus:
     """One model's progress (module docstring for the words)."""
 
     model: str
-    #: None when not known (no data folder or no run_config.yaml)
+    #: None when not known (no data folder with a kept list, or no run_config.yaml)
     planned: int | None
     done: int
     running: int
@@ -129,6 +131,17 @@ class StudyStatus:
 # --- the data folder ---------------------------------------------------------------------------
 
 
+def data_dir_candidates(results: PathLike, setting: str | None) -> list[Path]:
+    """Where the data folder of ``results`` may be, in the order looked in: an absolute
+    ``setting`` as is; a relative one beside the results folder (as given, then resolved), then
+    in the working directory."""
+    name = setting or DEFAULT_DATA_DIR
+    if Path(name).is_absolute():
+        return [Path(name)]
+    return list(dict.fromkeys([Path(results).absolute().parent / name,
+                               Path(results).resolve().parent / name, Path.cwd() / name]))
+
+
 def find_data_dir(results: PathLike, setting: str | None, given: PathLike | None = None,
                   on_disk: Iterable[str] = ()) -> tuple[Path | None, list[str]]:
     """The data folder of ``results`` and notes on how it was found. ``given`` (``--data``) must
@@ -144,15 +157,16 @@ def find_data_dir(results: PathLike, setting: str | None, given: PathLike | None
                               "data stage writes it); give the study's data_dir")
         return path, []
     name = setting or DEFAULT_DATA_DIR
-    if Path(name).is_absolute():
-        candidates = [Path(name)]
-    else:
-        candidates = list(dict.fromkeys([Path(results).absolute().parent / name,
-                                         Path(results).resolve().parent / name,
-                                         Path.cwd() / name]))
+    candidates = data_dir_candidates(results, setting)
     with_kept = [c for c in candidates if Path(DataLayout(c).kept).is_file()]
     if not with_kept:
         tried = ", ".join(str(c) for c in candidates)
+        unlisted = [c for c in candidates if c.is_dir()]
+        if unlisted:
+            return None, [f"data folder {unlisted[0]} has no {Path(DataLayout('').kept).name} "
+                          "(the data stage's collect step has not run there, e.g. a study "
+                          "trained target by target): the planned jobs are unknown, only what "
+                          "is on disk is counted; `snakemake data` writes it"]
         return None, [f"data folder {name!r} not found (looked in {tried}): the planned jobs "
                       "are unknown, only what is on disk is counted; give --data DIR"]
     wanted = set(on_disk)
@@ -163,14 +177,42 @@ def find_data_dir(results: PathLike, setting: str | None, given: PathLike | None
                           "study's data folder? (--data DIR to name it)"]
 
 
+_SIZE_FIELDS = ["rows_final", "n_num", "n_cat", "n_classes"]
+
+
+def _processed_reports(data_dir: PathLike, skip: Iterable[str]) -> pd.DataFrame:
+    """The size fields of each processed dataset's report (``processed/<ds>.json``, the rows
+    ``datasets.csv`` is assembled from) for the datasets not in ``skip``: a study run for a few
+    targets processes those datasets but never writes the folder-wide table."""
+    skip = set(skip)
+    rows = []
+    for path in sorted(Path(DataLayout(data_dir).processed_dir).glob("*.json")):
+        try:
+            report = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue  # a report being written or broken: the data stage says so, not status
+        if (isinstance(report, dict) and report.get("kept")
+                and str(report.get("dataset")) not in skip):
+            rows.append({"dataset": str(report["dataset"]),
+                         **{k: report.get(k) for k in _SIZE_FIELDS}})
+    return pd.DataFrame(rows, columns=["dataset", *_SIZE_FIELDS])
+
+
 def dataset_sizes(data_dir: PathLike | None) -> pd.DataFrame:
-    """Per kept dataset of a data folder (its ``datasets.csv``): training rows of a split,
-    features and classes, indexed by dataset; empty if the table (or the folder) is missing."""
-    path = Path(DataLayout(data_dir).datasets_csv) if data_dir is not None else None
+    """Per kept dataset of a data folder: training rows of a split, features and classes,
+    indexed by dataset; empty without a folder. From its ``datasets.csv``, and for the datasets
+    that table lacks (or all, when the data stage has not written it) from their processed
+    reports, so that a study trained target by target still has its jobs' sizes."""
     columns = ["n_train", "n_features", "n_classes"]
-    if path is None or not path.is_file():
+    if data_dir is None:
         return pd.DataFrame(columns=columns, index=pd.Index([], name="dataset"))
-    df = pd.read_csv(path).dropna(subset=["rows_final", "n_num", "n_cat", "n_classes"])
+    path = Path(DataLayout(data_dir).datasets_csv)
+    table = (pd.read_csv(path)[["dataset", *_SIZE_FIELDS]] if path.is_file()
+             else pd.DataFrame(columns=["dataset", *_SIZE_FIELDS]))
+    reports = _processed_reports(data_dir, table["dataset"].astype(str))
+    df = pd.concat([d for d in (table, reports) if len(d)] or [table], ignore_index=True)
+    df[_SIZE_FIELDS] = df[_SIZE_FIELDS].apply(pd.to_numeric, errors="coerce")
+    df = df.dropna(subset=_SIZE_FIELDS)
     df = df[df["rows_final"] > 0]
     return pd.DataFrame({
         "n_train": [split_sizes(int(n))[0] for n in df["rows_final"]],
@@ -250,7 +292,11 @@ def study_status(results: PathLike, data_dir: PathLike | None = None,
         data, found = find_data_dir(root, cfg.get("data_dir"), data_dir, on_disk_datasets)
         notes += found
     kept = read_kept(DataLayout(data).kept) if data is not None else None
-    sizes = dataset_sizes(data)
+    # without a kept list the plan is unknown, but a data folder's processed reports still give
+    # the finished jobs' sizes, so the cost model can be fit and reported
+    unlisted = ([c for c in data_dir_candidates(root, cfg.get("data_dir")) if c.is_dir()]
+                if data is None and cfg is not None and data_dir is None else [])
+    sizes = dataset_sizes(data if data is not None else (unlisted[0] if unlisted else None))
     n_splits = int(cfg["n_splits"]) if cfg and cfg.get("n_splits") else None
     models = list(cfg.get("models") or []) if cfg else []
     models += sorted({m for m, _, _ in [*runs, *parts]} - set(models))
@@ -330,7 +376,7 @@ def _predict(model: str, todo: Mapping[Job, list[int]], fit: pd.DataFrame,
     """Predicted wall seconds of the configs ``todo`` (job -> configs), or why not (``fit``:
     the model's :func:`tabbench.cost_model.fit_points`)."""
     if planned_unknown:
-        return None, "the jobs left are unknown (no data folder)"
+        return None, "the jobs left are unknown (no kept list of a data folder)"
     needed = {cost_model.regime_of(c) for cs in todo.values() for c in cs}
     for regime in sorted(needed):
         g = fit[fit["regime"] == regime]  # one row per job (cost_model.fit_points)
