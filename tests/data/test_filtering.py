@@ -46,6 +46,7 @@ def test_kept_dataset_has_contract_dtypes_and_report():
         "drop_missing_numerical",
         "subsample",
         "thresholds",
+        "leakage",
     ]
 
 

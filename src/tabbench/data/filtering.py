@@ -9,7 +9,11 @@ Per dataset, in this order:
 3. drop the dataset if it has more than ``max_classes`` classes or fewer than ``min_rows`` rows
    after 1–2 (and, necessarily, if fewer than 2 classes remain);
 4. labels become codes 0..K-1 (sorted class values; stray whitespace stripped from string
-   labels); categoricals become pandas ``category`` (whitespace stripped, ``''``/``'?'`` missing).
+   labels); categoricals become pandas ``category`` (whitespace stripped, ``''``/``'?'`` missing);
+5. the leakage check (:mod:`tabbench.data.leakage`, not in the paper): a dataset where one
+   column alone predicts the label almost perfectly is dropped, unless the source's manifest
+   row explains why (``leakage_note`` in the raw data's origin); its result is in the report
+   (``leakage``) either way.
 
 Decisions for inputs the paper does not discuss (each recorded in the report):
 
@@ -35,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.data.dataset import LABEL_COLUMN
+from tabbench.data.leakage import check_leakage
 from tabbench.data.raw import RawData, category_text
 
 #: label / category tokens that mean "missing" (after stripping whitespace).
@@ -199,6 +204,16 @@ def filter_dataset(raw: RawData, params: FilterParams, dataset: str) -> FilterOu
     frame = pd.DataFrame(out, index=pd.RangeIndex(len(X)))
     frame[LABEL_COLUMN] = codes.astype(np.int64)
     counts = np.bincount(frame[LABEL_COLUMN].to_numpy(), minlength=len(classes))
+    report["class_names"] = [category_text(c) for c in classes]
+
+    # step 5: the leakage check
+    leak = check_leakage(frame, frame[LABEL_COLUMN].to_numpy(), num_cols, cat_cols,
+                         raw.origin.get("leakage_note"))
+    report["leakage"] = leak.to_json()
+    _step(steps, "leakage", len(frame), 0 if leak.status == "flagged" else len(frame))
+    if leak.status == "flagged":
+        return drop(f"leakage: {leak.describe()}; drop that column in the source (e.g. the "
+                    "recipe's `drop`) or explain it in the manifest (`leakage_note`)")
     report.update(
         kept=True,
         rows_final=len(frame),

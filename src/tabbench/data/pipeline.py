@@ -46,6 +46,10 @@ SUMMARY_COLUMNS = [
     "n_num",
     "n_cat",
     "n_classes",
+    "leakage",
+    "leak_column",
+    "leak_accuracy",
+    "majority_share",
     "notes",
 ]
 
@@ -209,9 +213,12 @@ def collect_step(
     rows, unavailable, kept, metas = [], [], [], []
     for pj in processed_jsons:
         r = json.loads(Path(pj).read_text())
+        leak = r.get("leakage") or {}
         rows.append(
             {c: r.get(c) for c in SUMMARY_COLUMNS}
-            | {"status": r.get("status"), "notes": report_notes(r)}
+            | {"status": r.get("status"), "notes": report_notes(r),
+               "leakage": leak.get("status"), "leak_column": leak.get("column"),
+               "leak_accuracy": leak.get("accuracy"), "majority_share": leak.get("majority")}
         )
         if r.get("kept"):
             kept.append(r["dataset"])

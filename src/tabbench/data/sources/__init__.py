@@ -21,7 +21,7 @@ from tabbench.data.errors import DataError, SourceUnavailable
 from tabbench.data.raw import RawData
 from tabbench.data.sources.options import SourceOptions
 
-SOURCE_NAMES = ("talent", "openml", "bundled")
+SOURCE_NAMES = ("talent", "openml", "bundled", "pypi")
 
 __all__ = ["SOURCE_NAMES", "FetchResult", "SourceOptions", "fetch", "load_from"]
 

@@ -73,7 +73,7 @@ def load(name: str, options: SourceOptions) -> RawData:
         "target": target,
         **{
             k: _plain(row[k])
-            for k in ("origin_package", "origin_version", "openml_id", "licence")
+            for k in ("origin_package", "origin_version", "openml_id", "licence", "leakage_note")
             if k in row.index
         },
     }

