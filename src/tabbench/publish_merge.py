@@ -9,7 +9,17 @@ what was already published or shipping two copies whose claims nobody can read t
 
 The two must be disjoint in (model, dataset) — a pair in both is refused, not silently chosen —
 and agree on every setting that changes what is trained (``run_config.yaml`` apart from
-:data:`tabbench.run_config.INVOCATION_KEYS`). The copy holds both selected/ folders, the run of
+:data:`tabbench.run_config.INVOCATION_KEYS`).
+
+A copy of another *scope* (another suite or sources: e.g. the bundled study, whose large
+datasets belong to suite ``large`` too) may lend some of its pairs (:class:`Take`: the models
+and datasets named): a pair's records depend on its dataset, the global settings (seed, splits,
+filter, tie rule...) and its model's own settings (configs, epochs, options), not on which other
+datasets or models its study held. So then the scope keys (:data:`SCOPE_KEYS`) may differ, the
+global settings must agree, and each model taken must have the same settings in both; the
+other pairs of that copy are left out, and the manifest's ``joined`` says what was taken.
+
+The copy holds both selected/ folders, the run of
 the Fig. 1 analogue its summary chooses, the summary computed again from all selected files
 (what ``tabbench figures`` does on any copy), the diagnostics tables of both merged
 (:func:`tabbench.diagnostics.tables.merged`), the provenance of both (versions that differ are
@@ -23,6 +33,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +51,24 @@ from tabbench.publish import (
 
 #: the manifest keys each source keeps in the merged copy's ``sources``
 SOURCE_KEYS = ("source", "published", "published_by_commit", "status")
+#: settings that say which datasets and models a study holds and where it reads the data from:
+#: they do not change the records of one (model, dataset) pair
+SCOPE_KEYS = frozenset({"preset", "suite", "exclude", "sources", "models", "data_dir",
+                        "talent_dir", "openml_cache_dir", "openml_timeout", "openml_retries"})
+#: settings with one value per model (a mapping, or one number for every model)
+PER_MODEL_KEYS = ("n_configs", "epochs")
+
+
+@dataclass(frozen=True)
+class Take:
+    """The pairs a copy of another scope lends: these models on these datasets."""
+
+    models: tuple[str, ...]
+    datasets: tuple[str, ...]
+
+    def holds(self, rel: Path) -> bool:
+        """Whether ``selected/<model>/<dataset>.parquet`` is one of the pairs taken."""
+        return rel.parent.name in self.models and rel.stem in self.datasets
 
 
 def _settings(copy: Path) -> dict[str, Any]:
@@ -55,14 +84,52 @@ def _settings(copy: Path) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in INVOCATION_KEYS}
 
 
-def _check_settings(first: Path, second: Path) -> None:
+def model_settings(body: dict[str, Any], model: str) -> dict[str, Any]:
+    """The settings of ``body`` (a run_config) that belong to ``model``: its number of configs,
+    its epochs keys and its trainer options (``<model>_<option>``)."""
+    n_configs = body.get("n_configs")
+    own = {
+        "n_configs": n_configs.get(model) if isinstance(n_configs, dict) else n_configs,
+        "epochs": {k: v for k, v in (body.get("epochs") or {}).items()
+                   if k == model or k.startswith(f"{model}_")},
+    }
+    own.update({k: v for k, v in body.items()
+                if k.startswith(f"{model}_") and k not in PER_MODEL_KEYS})
+    return own
+
+
+def _global_settings(body: dict[str, Any], models: set[str]) -> dict[str, Any]:
+    return {k: v for k, v in body.items()
+            if k not in SCOPE_KEYS and k not in PER_MODEL_KEYS
+            and not any(k.startswith(f"{m}_") for m in models)}
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return [f"{k}: {a[k]!r} vs {b[k]!r}" for k in sorted(a.keys() & b.keys()) if a[k] != b[k]]
+
+
+def _check_settings(first: Path, second: Path, take: Take | None = None) -> None:
     a, b = _settings(first), _settings(second)
-    differ = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
+    if take is None:
+        differ = _differences(a, b)
+        if differ:
+            scope = sorted(k for k in SCOPE_KEYS & a.keys() & b.keys() if a[k] != b[k])
+            hint = (f"; to take some pairs of a copy of another scope ({', '.join(scope)} "
+                    "differ), name them with --take-models and --take-datasets") if scope else ""
+            raise PublishError(f"{first} and {second} were trained with different settings ("
+                               + "; ".join(differ) + "): their pairs are not one study" + hint)
+        return
+    models = set(a.get("models") or []) | set(b.get("models") or []) | set(take.models)
+    differ = _differences(_global_settings(a, models), _global_settings(b, models))
+    absent = [m for m in take.models if m not in (b.get("models") or [])]
+    if absent:
+        raise PublishError(f"{second} does not train {', '.join(absent)}: its settings cannot "
+                           "describe pairs of those models")
+    for m in take.models:
+        differ += [f"{m} {d}" for d in _differences(model_settings(a, m), model_settings(b, m))]
     if differ:
-        raise PublishError(
-            f"{first} and {second} were trained with different settings ("
-            + "; ".join(f"{k}: {a[k]!r} vs {b[k]!r}" for k in differ)
-            + "): their pairs are not one study")
+        raise PublishError(f"the pairs taken from {first} were trained with other settings "
+                           f"than {second}'s (" + "; ".join(differ) + ")")
 
 
 def _relative_files(copy: Path, folder: str) -> list[Path]:
@@ -85,14 +152,20 @@ def _summary_meta(copy: Path) -> dict[str, Any]:
     return json.loads(Path(ResultsLayout(copy).summary(META)).read_text())
 
 
-def _check(first: Path, second: Path) -> dict[Path, list[Path]]:
-    """Refuse what cannot be one copy (module docstring); returns each copy's selected files."""
+def _check(first: Path, second: Path, take: Take | None = None) -> dict[Path, list[Path]]:
+    """Refuse what cannot be one copy (module docstring); returns each copy's selected files
+    (of ``first``, only the pairs taken)."""
     for copy in (first, second):
         if not is_published(copy):
             raise PublishError(f"{copy} is not a published copy (no PUBLISHED.json): publish "
                                "its study folder first")
-    _check_settings(first, second)
+    _check_settings(first, second, take)
     selected = {copy: _relative_files(copy, "selected") for copy in (first, second)}
+    if take is not None:
+        selected[first] = [p for p in selected[first] if take.holds(p.relative_to("selected"))]
+        if not selected[first]:
+            raise PublishError(f"{first} holds none of the pairs to take ({', '.join(take.models)}"
+                               f" on {', '.join(take.datasets)})")
     both = sorted(set(selected[first]) & set(selected[second]))
     if both:
         raise PublishError("pairs in both copies: " + ", ".join(str(p) for p in both)
@@ -107,11 +180,17 @@ def _check(first: Path, second: Path) -> dict[Path, list[Path]]:
     return selected
 
 
-def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: Path) -> None:
+def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: Path,
+              take: Take | None = None) -> None:
     """Into ``tmp``: second's settings, both copies' selected and runs files, their merged
     provenance (what regenerate keeps of a copy's meta.json: its runs files are not here to
     read again) and their merged diagnostics tables."""
-    from tabbench.diagnostics.tables import merged, read_diagnostics, write_diagnostics
+    from tabbench.diagnostics.tables import (
+        merged,
+        read_diagnostics,
+        restricted,
+        write_diagnostics,
+    )
     from tabbench.provenance import merged_provenance
 
     # a newer tabbench writes every key an older one did, and more
@@ -125,28 +204,32 @@ def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: 
     write_json_atomic(merged_provenance([_summary_meta(first), _summary_meta(second)]),
                       summary / META)
     try:
-        tables = merged(*(read_diagnostics(ResultsLayout(c).diagnostics_dir)
-                          for c in (first, second)))
+        tables = [read_diagnostics(ResultsLayout(c).diagnostics_dir) for c in (first, second)]
+        if take is not None:
+            pairs = {(p.parent.name, p.stem) for p in selected[first]}
+            tables[0] = restricted(tables[0], pairs)
+        tables = merged(*tables)
     except ValueError as err:
         raise PublishError(str(err)) from None
     write_diagnostics(tables, ResultsLayout(tmp).diagnostics_dir)
 
 
 def merge_published(first: PathLike, second: PathLike, out: PathLike,
-                    max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+                    max_bytes: int = MAX_BYTES, take: Take | None = None) -> dict[str, Any]:
     """Write into ``out`` the published copy of ``first``'s and ``second``'s pairs (module
     docstring); returns its manifest. ``out`` may be ``first`` (extended in place: written
-    aside, then swapped); nothing is left behind when it fails."""
+    aside, then swapped); nothing is left behind when it fails. ``take``: ``first`` is a copy
+    of another scope, and only these of its pairs join."""
     from tabbench.provenance import code_commit
     from tabbench.results_folder import regenerate
 
     first, second, out = Path(first), Path(second), Path(out)
-    selected = _check(first, second)
+    selected = _check(first, second, take)
     tmp = out.with_name(f".{out.name}.merge.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        _assemble(first, second, selected, tmp)
+        _assemble(first, second, selected, tmp, take)
         sources = _study_sources(first) + _study_sources(second)
         manifest: dict[str, Any] = {
             # by folder name (a copy published before 2026-12-02 named its absolute path)
@@ -158,6 +241,15 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
             "left_out": {**read_manifest(second).get("left_out", {}), **DESCRIPTION_LEFT_OUT},
             "diagnostics": f"{SUMMARY}/ diagnostics of both copies, merged",
         }
+        joined = [*read_manifest(first).get("joined", []),
+                  *read_manifest(second).get("joined", [])]
+        if take is not None:
+            joined.append({"from": [Path(str(s.get("source"))).name
+                                    for s in _study_sources(first)],
+                           "pairs": sorted(p.relative_to("selected").with_suffix("").as_posix()
+                                           for p in selected[first])})
+        if joined:
+            manifest["joined"] = joined
         published = Path(ResultsLayout(tmp).published)
         write_json_atomic(manifest, published)
         meta = _summary_meta(first)  # the threshold and ROPE of both (checked equal)

