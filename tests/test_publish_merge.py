@@ -17,7 +17,7 @@ from tabbench.aggregate import read_summary
 from tabbench.diagnostics.tables import read_diagnostics
 from tabbench.page_tables import progress_table
 from tabbench.publish import PublishError, publish, read_manifest
-from tabbench.publish_merge import merge_published
+from tabbench.publish_merge import Take, merge_published
 from tabbench.results_folder import regenerate
 from tabbench.select import write_selected
 
@@ -177,3 +177,54 @@ def test_a_merged_copy_extended_again_lists_every_study_once(folders, tmp_path):
     table = progress_table(manifest)
     assert "Source 3: `mlp_segment`" in table and table.count("Source ") == 3
 
+
+
+def _study(root: Path, folders: dict[str, Path], pairs: list[tuple[str, str]],
+           settings: dict) -> Path:
+    """A study folder holding the whole study's runs of ``pairs``, finished with
+    ``settings``."""
+    for model, dataset in pairs:
+        shutil.copytree(folders["whole"] / "runs" / model / dataset,
+                        root / "runs" / model / dataset)
+    return _finish(root, settings)
+
+
+def test_a_copy_of_another_scope_lends_only_the_pairs_named(folders, tmp_path):
+    """The bundled study's copy lends its large datasets' pairs to the large suite's: suite,
+    sources and models may differ; the pairs named join, the others stay out, and the copy
+    is what one folder of exactly those pairs gives."""
+    other = {**SETTINGS, "suite": "demo", "sources": ["bundled"],
+             "n_configs": {"xgboost": 2, "mlp": 9}}
+    large = {**SETTINGS, "preset": "large", "suite": "large", "sources": ["bundled", "pypi"],
+             "n_configs": {"xgboost": 2, "mlp": 2}}
+    publish(folders["whole"], tmp_path / "other_copy")
+    (tmp_path / "other_copy" / "run_config.yaml").write_text(yaml.safe_dump(other))
+    own = _study(tmp_path / "own", folders, [("mlp", "adult"), ("mlp", "segment")], large)
+    publish(own, tmp_path / "own_copy")
+    with pytest.raises(PublishError, match=r"suite: 'demo' vs 'large'.*--take-models"):
+        merge_published(tmp_path / "other_copy", tmp_path / "own_copy", tmp_path / "m")
+    with pytest.raises(PublishError, match=r"mlp n_configs: 9 vs 2"):
+        merge_published(tmp_path / "other_copy", tmp_path / "own_copy", tmp_path / "m",
+                        take=Take(("mlp", "xgboost"), ("adult",)))
+    manifest = merge_published(tmp_path / "other_copy", tmp_path / "own_copy",
+                               tmp_path / "m", take=Take(("xgboost",), ("adult",)))
+    assert manifest["joined"] == [{"from": ["whole"], "pairs": ["xgboost/adult"]}]
+    got = sorted(p.relative_to(tmp_path / "m" / "selected").as_posix()
+                 for p in (tmp_path / "m" / "selected").rglob("*.parquet"))
+    assert got == ["mlp/adult.parquet", "mlp/segment.parquet", "xgboost/adult.parquet"]
+    expected = _study(tmp_path / "expected", folders,
+                      [("xgboost", "adult"), ("mlp", "adult"), ("mlp", "segment")], large)
+    want = read_summary(expected / "summary")
+    merged = read_summary(tmp_path / "m" / "summary")
+    for key in ("relative", "summary", "ranks", "best_epochs", "dataset_means"):
+        pd.testing.assert_frame_equal(merged[key], want[key], obj=key)
+    diag = read_diagnostics(tmp_path / "m" / "summary" / "diagnostics")
+    assert set(zip(diag["selection"]["model"], diag["selection"]["dataset"],
+                   strict=True)) == {("xgboost", "adult"), ("mlp", "adult"), ("mlp", "segment")}
+    assert diag["meta"]["n_splits"] == 6
+    # a global setting that differs is refused even for the pairs named
+    (tmp_path / "other_copy" / "run_config.yaml").write_text(yaml.safe_dump({**other,
+                                                                              "seed": 3}))
+    with pytest.raises(PublishError, match=r"seed: 3 vs 0"):
+        merge_published(tmp_path / "other_copy", tmp_path / "own_copy", tmp_path / "m2",
+                        take=Take(("xgboost",), ("adult",)))

