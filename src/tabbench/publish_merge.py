@@ -51,10 +51,12 @@ from tabbench.publish import (
 
 #: the manifest keys each source keeps in the merged copy's ``sources``
 SOURCE_KEYS = ("source", "published", "published_by_commit", "status")
-#: settings that say which datasets and models a study holds and where it reads the data from:
-#: they do not change the records of one (model, dataset) pair
+#: settings that say which datasets and models a study holds and where it reads the data from
+#: (``leakage``: whether a flagged dataset is in it): they do not change the records of one
+#: (model, dataset) pair
 SCOPE_KEYS = frozenset({"preset", "suite", "exclude", "sources", "models", "data_dir",
-                        "talent_dir", "openml_cache_dir", "openml_timeout", "openml_retries"})
+                        "talent_dir", "openml_cache_dir", "openml_timeout", "openml_retries",
+                        "leakage"})
 #: settings with one value per model (a mapping, or one number for every model)
 PER_MODEL_KEYS = ("n_configs", "epochs")
 

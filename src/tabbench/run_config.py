@@ -87,7 +87,8 @@ def implicit_defaults() -> dict[str, Any]:
     had: a ``run_config.yaml`` without the key was produced with it."""
     from tabbench.select import DEFAULT_EPOCH_TIES
 
-    return {"epoch_ties": DEFAULT_EPOCH_TIES}
+    # the leakage check did not exist: every dataset was kept whatever it held (report)
+    return {"epoch_ties": DEFAULT_EPOCH_TIES, "leakage": "report"}
 
 
 def with_implicit_defaults(stored: Mapping[str, Any]) -> dict[str, Any]:

@@ -270,6 +270,9 @@ def test_a_recipe_that_leaves_a_label_encoding_column_in_is_dropped_by_the_leaka
                             FilterParams(), "toy").report
     assert not report["kept"] and "leakage" in report["reason"]
     assert report["leakage"]["column"] == "outcome_code"
+    literal = filter_dataset(pypi.load("toy", SourceOptions(pypi_cache_dir=cache)),
+                             FilterParams(leakage="report"), "toy").report  # the paper's rule
+    assert literal["kept"] and literal["leakage"]["status"] == "flagged"
     explained = dataclasses.replace(r, leakage_note="a known proxy, kept on purpose")
     use_recipes(monkeypatch, explained)
     report = filter_dataset(pypi.load("toy", SourceOptions(pypi_cache_dir=cache)),

@@ -66,10 +66,12 @@ rule filter_dataset:
         min_rows=CFG["min_rows"],
         max_classes=CFG["max_classes"],
         all_nan_columns=CFG["all_nan_columns"],
+        leakage=LEAKAGE_OPTION,
     shell:
         "tabbench data filter --raw-parquet {input.parquet:q} --raw-json {input.json:q}"
         " --max-rows {params.max_rows} --min-rows {params.min_rows}"
         " --max-classes {params.max_classes} --all-nan-columns {params.all_nan_columns}"
+        " {params.leakage}"
         " --out-parquet {output.parquet:q} --out-json {output.json:q} > {log:q} 2>&1"
 
 

@@ -44,6 +44,13 @@ PYPI_OPTIONS = NotARerunTrigger(
     f"--pypi-cache-dir {shlex.quote(os.path.abspath(CFG['pypi_cache_dir']))}"
     f" --pypi-timeout {CFG['pypi_timeout']} --pypi-retries {CFG['pypi_retries']}"
 )
+# The leakage check's default (drop) is not a rerun trigger, so that a data folder filtered
+# before the check existed is not filtered again (and its studies retrained); `report` is one.
+LEAKAGE_OPTION = (
+    NotARerunTrigger("")
+    if CFG["leakage"] == "drop"
+    else f"--leakage {shlex.quote(CFG['leakage'])}"
+)
 # the one-line summary of the data stage, written by collect_datasets, printed at the end
 DATA_SUMMARY_LINE = DATA_LAYOUT.summary_line
 _RUN = {"started": None}

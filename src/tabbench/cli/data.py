@@ -86,6 +86,7 @@ def _cmd_filter(args: argparse.Namespace) -> int:
         min_rows=args.min_rows,
         max_classes=args.max_classes,
         all_nan_columns=args.all_nan_columns,
+        leakage=args.leakage,
     )
     filter_step(args.raw_parquet, args.raw_json, params, args.out_parquet, args.out_json)
     return 0
@@ -176,6 +177,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--all-nan-columns",
                    choices=typing.get_args(typing.get_type_hints(FilterParams)["all_nan_columns"]),
                    default=field_default(FilterParams, "all_nan_columns"))
+    p.add_argument("--leakage",
+                   choices=typing.get_args(typing.get_type_hints(FilterParams)["leakage"]),
+                   default=field_default(FilterParams, "leakage"),
+                   help="a dataset one column predicts almost alone: drop it (unless its "
+                        "manifest explains it) or only report it")
     p.add_argument("--out-parquet", type=Path, required=True)
     p.add_argument("--out-json", type=Path, required=True)
     p.set_defaults(func=_cmd_filter)

@@ -55,6 +55,9 @@ class FilterParams:
     min_rows: int = 1_000
     max_classes: int = 100
     all_nan_columns: Literal["drop_column", "drop_rows"] = "drop_column"
+    #: a dataset the leakage check flags: dropped (unless its manifest explains it), or only
+    #: reported (the paper's rule: no such check)
+    leakage: Literal["drop", "report"] = "drop"
 
 
 @dataclass
@@ -211,7 +214,7 @@ def filter_dataset(raw: RawData, params: FilterParams, dataset: str) -> FilterOu
                          raw.origin.get("leakage_note"))
     report["leakage"] = leak.to_json()
     _step(steps, "leakage", len(frame), 0 if leak.status == "flagged" else len(frame))
-    if leak.status == "flagged":
+    if leak.status == "flagged" and params.leakage == "drop":
         return drop(f"leakage: {leak.describe()}; drop that column in the source (e.g. the "
                     "recipe's `drop`) or explain it in the manifest (`leakage_note`)")
     report.update(
