@@ -208,7 +208,8 @@ def test_a_copy_of_another_scope_lends_only_the_pairs_named(folders, tmp_path):
                         take=Take(("mlp", "xgboost"), ("adult",)))
     manifest = merge_published(tmp_path / "other_copy", tmp_path / "own_copy",
                                tmp_path / "m", take=Take(("xgboost",), ("adult",)))
-    assert manifest["joined"] == [{"from": ["whole"], "pairs": ["xgboost/adult"]}]
+    assert manifest["joined"] == [{"from": ["whole"], "pairs": ["xgboost/adult"],
+                                   "default_regime_only": []}]
     got = sorted(p.relative_to(tmp_path / "m" / "selected").as_posix()
                  for p in (tmp_path / "m" / "selected").rglob("*.parquet"))
     assert got == ["mlp/adult.parquet", "mlp/segment.parquet", "xgboost/adult.parquet"]
@@ -228,3 +229,36 @@ def test_a_copy_of_another_scope_lends_only_the_pairs_named(folders, tmp_path):
     with pytest.raises(PublishError, match=r"seed: 3 vs 0"):
         merge_published(tmp_path / "other_copy", tmp_path / "own_copy", tmp_path / "m2",
                         take=Take(("xgboost",), ("adult",)))
+
+
+def test_a_tuned_model_lends_its_default_regime_to_a_default_only_study(folders, tmp_path):
+    """Config 0 is trained and selected the same whatever other configs a job trains: a study
+    at the default config only (n_configs 0) takes another copy's tuned pairs' default rows,
+    and nothing of their tuned regime (selected rows, diagnostics, the configs' curve)."""
+    other = {**SETTINGS, "suite": "demo", "n_configs": {"xgboost": 2, "mlp": 2}}
+    default = {**SETTINGS, "suite": "large", "n_configs": {"xgboost": 0, "mlp": 0}}
+    publish(folders["whole"], tmp_path / "other_copy")
+    (tmp_path / "other_copy" / "run_config.yaml").write_text(yaml.safe_dump(other))
+    own = _study(tmp_path / "own", folders, [("xgboost", "adult")], default)
+    publish(own, tmp_path / "own_copy")
+    manifest = merge_published(tmp_path / "other_copy", tmp_path / "own_copy", tmp_path / "m",
+                               take=Take(("mlp",), ("adult", "segment")))
+    assert manifest["joined"][0]["default_regime_only"] == ["mlp"]
+    for dataset in ("adult", "segment"):
+        got = pd.read_parquet(tmp_path / "m" / "selected" / "mlp" / f"{dataset}.parquet")
+        lent = pd.read_parquet(tmp_path / "other_copy" / "selected" / "mlp" / f"{dataset}.parquet")
+        assert set(lent["regime"]) == {"default", "tuned"}
+        pd.testing.assert_frame_equal(
+            got, lent[lent["regime"] == "default"].reset_index(drop=True))
+    diag = read_diagnostics(tmp_path / "m" / "summary" / "diagnostics")
+    mlp = diag["selection"][diag["selection"]["model"] == "mlp"]
+    assert len(mlp) and set(mlp["regime"]) == {"default"}
+    assert not (diag["curve"]["model"] == "mlp").any() if len(diag["curve"]) else True
+    summary = read_summary(tmp_path / "m" / "summary")
+    assert set(summary["relative"].query("model == 'mlp'")["regime"]) == {"default"}
+    # a study tuned over another number of configs is still refused
+    (tmp_path / "own_copy" / "run_config.yaml").write_text(yaml.safe_dump(
+        {**default, "n_configs": {"xgboost": 0, "mlp": 5}}))
+    with pytest.raises(PublishError, match=r"mlp n_configs: 2 vs 5"):
+        merge_published(tmp_path / "other_copy", tmp_path / "own_copy", tmp_path / "m2",
+                        take=Take(("mlp",), ("adult",)))

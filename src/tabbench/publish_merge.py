@@ -17,7 +17,12 @@ and datasets named): a pair's records depend on its dataset, the global settings
 filter, tie rule...) and its model's own settings (configs, epochs, options), not on which other
 datasets or models its study held. So then the scope keys (:data:`SCOPE_KEYS`) may differ, the
 global settings must agree, and each model taken must have the same settings in both; the
-other pairs of that copy are left out, and the manifest's ``joined`` says what was taken.
+other pairs of that copy are left out, and the manifest's ``joined`` says what was taken. One
+difference is allowed: a model tuned there (``n_configs`` > 0) and trained at its default
+config only here (0) lends its *default regime*: config 0 is trained and selected the same
+whatever other configs its job also trains (its seed derives from the config id, and the
+default regime's selection reads config 0 alone), so those pairs join with their default rows
+only.
 
 The copy holds both selected/ folders, the run of
 the Fig. 1 analogue its summary chooses, the summary computed again from all selected files
@@ -37,9 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
-from tabbench.io import write_json_atomic
+from tabbench.io import write_json_atomic, write_parquet_atomic
 from tabbench.layout import META, SUMMARY, PathLike, ResultsLayout
 from tabbench.publish import (
     DESCRIPTION_LEFT_OUT,
@@ -110,7 +116,9 @@ def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return [f"{k}: {a[k]!r} vs {b[k]!r}" for k in sorted(a.keys() & b.keys()) if a[k] != b[k]]
 
 
-def _check_settings(first: Path, second: Path, take: Take | None = None) -> None:
+def _check_settings(first: Path, second: Path, take: Take | None = None) -> set[str]:
+    """Refuse settings that cannot be one study (module docstring); returns the models taken
+    for their default regime only (tuned in ``first``, default only in ``second``)."""
     a, b = _settings(first), _settings(second)
     if take is None:
         differ = _differences(a, b)
@@ -120,18 +128,24 @@ def _check_settings(first: Path, second: Path, take: Take | None = None) -> None
                     "differ), name them with --take-models and --take-datasets") if scope else ""
             raise PublishError(f"{first} and {second} were trained with different settings ("
                                + "; ".join(differ) + "): their pairs are not one study" + hint)
-        return
+        return set()
     models = set(a.get("models") or []) | set(b.get("models") or []) | set(take.models)
     differ = _differences(_global_settings(a, models), _global_settings(b, models))
     absent = [m for m in take.models if m not in (b.get("models") or [])]
     if absent:
         raise PublishError(f"{second} does not train {', '.join(absent)}: its settings cannot "
                            "describe pairs of those models")
+    default_only = set()
     for m in take.models:
-        differ += [f"{m} {d}" for d in _differences(model_settings(a, m), model_settings(b, m))]
+        own_a, own_b = model_settings(a, m), model_settings(b, m)
+        if own_a["n_configs"] != own_b["n_configs"] and own_b["n_configs"] == 0:
+            default_only.add(m)
+            own_a, own_b = {**own_a, "n_configs": 0}, {**own_b, "n_configs": 0}
+        differ += [f"{m} {d}" for d in _differences(own_a, own_b)]
     if differ:
         raise PublishError(f"the pairs taken from {first} were trained with other settings "
                            f"than {second}'s (" + "; ".join(differ) + ")")
+    return default_only
 
 
 def _relative_files(copy: Path, folder: str) -> list[Path]:
@@ -154,14 +168,15 @@ def _summary_meta(copy: Path) -> dict[str, Any]:
     return json.loads(Path(ResultsLayout(copy).summary(META)).read_text())
 
 
-def _check(first: Path, second: Path, take: Take | None = None) -> dict[Path, list[Path]]:
+def _check(first: Path, second: Path, take: Take | None = None
+           ) -> tuple[dict[Path, list[Path]], set[str]]:
     """Refuse what cannot be one copy (module docstring); returns each copy's selected files
-    (of ``first``, only the pairs taken)."""
+    (of ``first``, only the pairs taken) and the models taken for their default regime only."""
     for copy in (first, second):
         if not is_published(copy):
             raise PublishError(f"{copy} is not a published copy (no PUBLISHED.json): publish "
                                "its study folder first")
-    _check_settings(first, second, take)
+    default_only = _check_settings(first, second, take)
     selected = {copy: _relative_files(copy, "selected") for copy in (first, second)}
     if take is not None:
         selected[first] = [p for p in selected[first] if take.holds(p.relative_to("selected"))]
@@ -179,11 +194,17 @@ def _check(first: Path, second: Path, take: Take | None = None) -> dict[Path, li
             f"{k} ({a.get(k)} vs {b.get(k)})" for k in redraw)
             + ": redraw one with the other's (tabbench figures --large-rows / --rope), then "
             "publish it again")
-    return selected
+    return selected, default_only
+
+
+def _default_rows(src: Path, dst: Path) -> None:
+    """A selected file with its default regime's rows only."""
+    frame = pd.read_parquet(src)
+    write_parquet_atomic(frame[frame["regime"] == "default"].reset_index(drop=True), dst)
 
 
 def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: Path,
-              take: Take | None = None) -> None:
+              take: Take | None = None, default_only: frozenset[str] = frozenset()) -> None:
     """Into ``tmp``: second's settings, both copies' selected and runs files, their merged
     provenance (what regenerate keeps of a copy's meta.json: its runs files are not here to
     read again) and their merged diagnostics tables."""
@@ -200,7 +221,10 @@ def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: 
     for copy in (first, second):
         for rel in [*selected[copy], *_relative_files(copy, "runs")]:
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(copy / rel, tmp / rel)
+            if copy == first and rel.parts[0] == "selected" and rel.parent.name in default_only:
+                _default_rows(copy / rel, tmp / rel)
+            else:
+                shutil.copy2(copy / rel, tmp / rel)
     summary = Path(ResultsLayout(tmp).summary_dir)
     summary.mkdir(parents=True)
     write_json_atomic(merged_provenance([_summary_meta(first), _summary_meta(second)]),
@@ -209,7 +233,7 @@ def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: 
         tables = [read_diagnostics(ResultsLayout(c).diagnostics_dir) for c in (first, second)]
         if take is not None:
             pairs = {(p.parent.name, p.stem) for p in selected[first]}
-            tables[0] = restricted(tables[0], pairs)
+            tables[0] = restricted(tables[0], pairs, default_only)
         tables = merged(*tables)
     except ValueError as err:
         raise PublishError(str(err)) from None
@@ -226,12 +250,12 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
     from tabbench.results_folder import regenerate
 
     first, second, out = Path(first), Path(second), Path(out)
-    selected = _check(first, second, take)
+    selected, default_only = _check(first, second, take)
     tmp = out.with_name(f".{out.name}.merge.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        _assemble(first, second, selected, tmp, take)
+        _assemble(first, second, selected, tmp, take, frozenset(default_only))
         sources = _study_sources(first) + _study_sources(second)
         manifest: dict[str, Any] = {
             # by folder name (a copy published before 2026-12-02 named its absolute path)
@@ -249,7 +273,8 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
             joined.append({"from": [Path(str(s.get("source"))).name
                                     for s in _study_sources(first)],
                            "pairs": sorted(p.relative_to("selected").with_suffix("").as_posix()
-                                           for p in selected[first])})
+                                           for p in selected[first]),
+                           "default_regime_only": sorted(default_only)})
         if joined:
             manifest["joined"] = joined
         published = Path(ResultsLayout(tmp).published)

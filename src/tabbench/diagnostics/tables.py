@@ -10,10 +10,11 @@ Everything is read back by :mod:`tabbench.plots.diagnostics`, which never touche
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tabbench.diagnostics import calibrators as cal
@@ -108,10 +109,13 @@ def merged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
         stale=[*ma.get("stale_replays", []), *mb.get("stale_replays", [])])
 
 
-def restricted(tables: dict[str, Any], pairs: set[tuple[str, str]]) -> dict[str, Any]:
+def restricted(tables: dict[str, Any], pairs: set[tuple[str, str]],
+               default_only: Collection[str] = ()) -> dict[str, Any]:
     """The diagnostics of only the (model, dataset) ``pairs`` of a folder: its per-split tables
     filtered and summarised again (a copy joined to another study for some of its pairs,
-    :mod:`tabbench.publish_merge`). Refused like :func:`merged` when it used replays."""
+    :mod:`tabbench.publish_merge`); of the models in ``default_only``, only the default
+    regime (rows of another regime, and the curve over tuned configs, are left out). Refused
+    like :func:`merged` when it used replays."""
     if tables["meta"].get("replay", {}).get("used"):
         raise ValueError("diagnostics computed from replays cannot be restricted: the "
                          "reliability bins they pool are not kept in the tables")
@@ -119,8 +123,13 @@ def restricted(tables: dict[str, Any], pairs: set[tuple[str, str]]) -> dict[str,
     for key in PER_SPLIT_TABLES:
         frame = tables[key]
         if len(frame) and {"model", "dataset"} <= set(frame.columns):
-            keep = [(m, d) in pairs for m, d in zip(frame["model"], frame["dataset"],
-                                                     strict=True)]
+            keep = np.array([(m, d) in pairs for m, d in zip(frame["model"], frame["dataset"],
+                                                              strict=True)], dtype=bool)
+            only = frame["model"].isin(list(default_only)).to_numpy()
+            if "regime" in frame.columns:
+                keep &= ~only | (frame["regime"] == "default").to_numpy()
+            elif key == "curve":  # the winner's curse over tuned configs: no default regime
+                keep &= ~only
             frame = frame[keep].reset_index(drop=True)
         if len(frame):
             raw[key] = frame
