@@ -33,6 +33,9 @@ CLAIMS_CATEGORY = "Claims"
 #: the page's file in the summary folder (``ResultsLayout.summary(DESCRIPTION_FILE)``)
 DESCRIPTION_FILE = "study.rst"
 
+#: the page's title (its first heading)
+TITLE = "The study in this results folder"
+
 #: how many dataset names the page lists before it gives only their number
 MAX_LISTED_DATASETS = 40
 
@@ -181,7 +184,7 @@ def describe_study(root: str, figures: str, settings: Mapping[str, Any] | None,
     wrapped in a Jinja ``raw`` block because Snakemake renders the page as a template first."""
     meta = frames["meta"]
     baseline = _rst(meta.get("baseline", "Logloss+TS"))
-    title = "The study in this results folder"
+    title = TITLE
     body = [title, "=" * len(title), "",
             "A reproduction of the tabular part of *Rethinking Early Stopping: Refine, Then "
             "Calibrate* (Berta et al., ICML 2025) by tabbench: every epoch of every config "
