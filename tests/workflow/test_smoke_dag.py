@@ -12,6 +12,7 @@ atomic writes used to leave every file 0600).
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import time
@@ -19,11 +20,13 @@ import time
 import pandas as pd
 import pytest
 from fixtures.browser import browser_or_skip, title_box
-from workspace import Workspace
+from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, METRIC_LABEL, install_example_plugin
+from workspace import Workspace, job_stats
 
 from tabbench.models.recorder import check_records
 from tabbench.plots import figure_files
 from tabbench.presets import PRESETS
+from tabbench.runs_schema import val_column
 
 SMOKE = PRESETS["smoke"]
 MODELS = SMOKE["models"]
@@ -118,3 +121,49 @@ def test_the_report_opens_on_the_study_title_in_a_browser(smoke_run, tmp_path):
     assert box["found"], box
     assert 0 <= box["top"] and box["bottom"] <= box["height"] and box["shown"], box
     assert box["right"] - box["left"] >= 0.6 * box["width"], box
+
+
+def _copy(ws: Workspace, root) -> Workspace:
+    """A copy of the finished smoke workspace (Snakemake's records included) at ``root``, for a
+    test that changes it; its launcher and PATH are the copy's."""
+    shutil.copytree(ws.root, root, symlinks=True)
+    copy = Workspace.__new__(Workspace)
+    copy.root = root
+    copy.env = {**ws.env, "PATH": ws.env["PATH"].replace(str(ws.root), str(root))}
+    return copy
+
+
+def test_restop_adds_a_plugin_metric_and_leaves_the_folder_up_to_date(smoke_run, tmp_path):
+    """`snakemake restop` on the finished smoke study with a plugin metric installed: the
+    metric's column in every runs file without a train job, its method in the selected files,
+    the summary and the report, and the folder up to date: the study's own command then plans
+    nothing (no select job for stale selected files, no redraw, no report)."""
+    ws = _copy(smoke_run[0], tmp_path / "wf")
+    results = ws.root / "results"
+    runs = sorted((results / "runs").glob("*/*/split*.parquet"))
+    assert len(runs) == len(MODELS) * len(DATASETS)
+    col = val_column(METRIC_ID)
+    assert all(col not in pd.read_parquet(p).columns for p in runs)
+    site = install_example_plugin(tmp_path / "site", [METRIC_GROUP])
+    ws.env["PYTHONPATH"] = os.pathsep.join([str(site), ws.env["PYTHONPATH"]])
+    dry = ws.snakemake("-n", "restop")
+    assert dry.returncode == 0, dry.stderr
+    assert job_stats(dry.stdout + dry.stderr) == {"restop": 1, "total": 1}
+    report_before = (results / "report.html").stat().st_mtime
+    res = ws.snakemake("--cores", "2", "restop", timeout=900)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert "rule train" not in res.stdout + res.stderr
+    for path in runs:
+        assert pd.read_parquet(path)[col].notna().all(), path
+    log = (results / "logs" / "restop.log").read_text()
+    assert f"tabbench restop: {len(runs)} runs files gained columns" in log
+    assert f"{len(MODELS) * len(DATASETS)} selected files written again" in log
+    for path in (results / "selected").glob("*/*.parquet"):
+        assert METRIC_ID in set(pd.read_parquet(path)["stopping"]), path
+    summary = pd.read_parquet(results / "summary" / "summary.parquet")
+    assert f"{METRIC_LABEL}+TS" in set(summary["method"])
+    assert (results / "report.html").stat().st_mtime > report_before
+    after = ws.snakemake("-n", "--cores", "2", "--config", "preset=smoke")
+    assert after.returncode == 0, after.stderr[-3000:]
+    assert "Nothing to be done" in after.stdout + after.stderr, job_stats(
+        after.stdout + after.stderr)

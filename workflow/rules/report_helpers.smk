@@ -181,7 +181,9 @@ def regenerate_input(wildcards):
             _SAID.add("cache")
             print(
                 f"tabbench: figures from the {len(cached)} files of the complete (model, "
-                f"dataset) results in {RESULTS}/ (cached results only: nothing is trained)",
+                f"dataset) results in {RESULTS}/ (cached results only: nothing is trained). "
+                "Snakemake redraws only when they changed; to redraw an up-to-date folder "
+                "anyway, add --forcerun regenerate",
                 file=sys.stderr,
             )
         return [before_update(p) for p in cached]
