@@ -164,6 +164,7 @@ def unknown_dataset_message(name: str, known: list[str], sources: list[str] | tu
         close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
         names = (f"{len(known)} known datasets"
                  + (f"; close to it: {', '.join(close)}" if close else "")
-                 + " (`tabbench data suite ye2024` lists the suite's, `... suite demo` the bundled ones)")
+                 + " (`tabbench data suite ye2024` lists the suite's, `... suite demo` the "
+                 "bundled ones)")
     return (f"unknown dataset {name!r}: it is not in the suite, and no source of "
             f"sources={list(sources)} has it. {names}")
