@@ -167,3 +167,36 @@ def test_restop_adds_a_plugin_metric_and_leaves_the_folder_up_to_date(smoke_run,
     assert after.returncode == 0, after.stderr[-3000:]
     assert "Nothing to be done" in after.stdout + after.stderr, job_stats(
         after.stdout + after.stderr)
+
+
+def _documented_outputs() -> list[str]:
+    """The paths of docs/getting-started.md's "What a run produces" block (the ```text block
+    after its marker), each with its {placeholders} and {a,b} alternatives as glob patterns."""
+    import re
+
+    from workspace import REPO
+
+    page = (REPO / "docs" / "getting-started.md").read_text()
+    block = re.search(r"<!-- run-outputs -->\s*```text\n(.*?)```", page, flags=re.S)
+    assert block, "docs/getting-started.md: no ```text block after <!-- run-outputs -->"
+    patterns = []
+    for line in block.group(1).splitlines():
+        if not line.strip() or line.startswith(" "):  # a description's continuation
+            continue
+        path = line.split()[0]
+        alternatives = re.search(r"\{([^{}]*,[^{}]*)\}", path)
+        options = alternatives.group(1).split(",") if alternatives else [None]
+        for option in options:
+            p = path if option is None else path.replace(alternatives.group(0), option)
+            patterns.append(re.sub(r"\{[a-z_]+\}", "*", p))
+    return patterns
+
+
+def test_every_documented_output_is_written(smoke_run):
+    """What the docs say every run writes, a smoke run wrote (the docs listed a file only
+    OpenML runs write as written by every run)."""
+    ws, _ = smoke_run
+    patterns = _documented_outputs()
+    assert len(patterns) > 20, patterns
+    missing = [p for p in patterns if not list(ws.root.glob(p.rstrip("/")))]
+    assert not missing, missing
