@@ -70,6 +70,15 @@ def test_the_readme_installs_what_ci_installs():
     assert installs[0][0].startswith("torch==") and "-e" in installs[1], installs
 
 
+def test_the_readme_python_is_the_packages_minimum():
+    import tomllib
+
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    version = re.fullmatch(r">=(\d+\.\d+)", requires).group(1)
+    text = README.read_text()
+    assert f"Python {version} or newer" in text and f"python{version} -m venv" in text
+
+
 def test_the_readme_test_command_is_cis():
     command = next(c for c in _commands("\n".join(_blocks(README.read_text(), "bash")))
                    if "pytest" in c)
