@@ -11,11 +11,13 @@ atomic writes used to leave every file 0600).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
 import subprocess
 import time
+from collections.abc import Iterator
 
 import pandas as pd
 import pytest
@@ -123,14 +125,19 @@ def test_the_report_opens_on_the_study_title_in_a_browser(smoke_run, tmp_path):
     assert box["right"] - box["left"] >= 0.6 * box["width"], box
 
 
-def _copy(ws: Workspace, root) -> Workspace:
-    """A copy of the finished smoke workspace (Snakemake's records included) at ``root``, for a
-    test that changes it; its launcher and PATH are the copy's."""
-    shutil.copytree(ws.root, root, symlinks=True)
-    copy = Workspace.__new__(Workspace)
-    copy.root = root
-    copy.env = {**ws.env, "PATH": ws.env["PATH"].replace(str(ws.root), str(root))}
-    return copy
+@contextlib.contextmanager
+def _restored(ws: Workspace, tmp) -> Iterator[Workspace]:
+    """Let a test change the shared smoke workspace in place and put it back afterwards (a copy
+    elsewhere would not do: the fetch rule's params hold the absolute path of data/demo, so a
+    moved project refetches); its environment too."""
+    backup, env = tmp / "backup", dict(ws.env)
+    shutil.copytree(ws.root, backup, symlinks=True)
+    try:
+        yield ws
+    finally:
+        shutil.rmtree(ws.root)
+        shutil.move(backup, ws.root)
+        ws.env = env
 
 
 def test_restop_adds_a_plugin_metric_and_leaves_the_folder_up_to_date(smoke_run, tmp_path):
@@ -138,7 +145,11 @@ def test_restop_adds_a_plugin_metric_and_leaves_the_folder_up_to_date(smoke_run,
     metric's column in every runs file without a train job, its method in the selected files,
     the summary and the report, and the folder up to date: the study's own command then plans
     nothing (no select job for stale selected files, no redraw, no report)."""
-    ws = _copy(smoke_run[0], tmp_path / "wf")
+    with _restored(smoke_run[0], tmp_path) as ws:
+        _restop_and_check(ws, tmp_path)
+
+
+def _restop_and_check(ws: Workspace, tmp_path) -> None:
     results = ws.root / "results"
     runs = sorted((results / "runs").glob("*/*/split*.parquet"))
     assert len(runs) == len(MODELS) * len(DATASETS)
