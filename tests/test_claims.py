@@ -186,6 +186,23 @@ def test_large_vs_small_compares_the_two_groups():
     assert row["p_wilcoxon"] < ALPHA and row["verdict"] == REPRODUCED
 
 
+def test_large_vs_small_counts_each_group_and_decides_on_the_smaller():
+    # 13 large datasets and 6 small ones, as in the demo: the row and its printed cell give
+    # 13/6 (not the smaller group's count twice); 4 small ones (< N_MIN) make it inconclusive
+    sizes = [20_000] * 13 + [2_000] * 6
+    ts_ref = [0.94] * 13 + [1.0, 1.01, 0.99, 1.0, 1.005, 0.995]
+    means = means_frame({("xgboost", "default", "logloss"): [1.0] * 19,
+                         ("xgboost", "default", "ts_ref"): ts_ref}, sizes)
+    claims = check_claims(means, large_rows=10_000)
+    row = _row(claims, "gain_larger_on_large")
+    assert (row["n"], row["n_other"]) == (13, 6)
+    assert "large vs small (n = 13/6)" in claims_markdown(claims, large_rows=10_000)
+    few = means_frame({("xgboost", "default", "logloss"): [1.0] * 17,
+                       ("xgboost", "default", "ts_ref"): ts_ref[:17]}, sizes[:17])
+    row = _row(check_claims(few, large_rows=10_000), "gain_larger_on_large")
+    assert (row["n"], row["n_other"]) == (13, 4) and row["verdict"] == INCONCLUSIVE
+
+
 def test_best_epoch_claims_compare_chosen_epochs_of_default_configs():
     epochs = {("mlp", "default", "logloss"): [10.0] * 8,
               ("mlp", "default", "ts_ref"): [15.0, 14, 13, 20, 30, 12, 11, 16],

@@ -1,6 +1,6 @@
-"""The numbers the docs repeat are derived, not typed (issue 23 item 5): job counts, dataset
-counts and preset sizes in README.md, docs/*.md, config.yaml and the profiles are checked
-against what the code and the data give.
+"""The numbers the docs repeat are derived, not typed: job counts, dataset counts and preset
+sizes in README.md, docs/*.md, config.yaml and the profiles are checked against what the code
+and the data give.
 
 :func:`facts` computes them once: the Ye et al. manifest (its size, the datasets the paper's
 filter keeps by the manifest's notes and classes, those without an OpenML id), the bundled
@@ -8,8 +8,9 @@ datasets and how many of them the real filter keeps, and the presets. Each menti
 a pattern of :data:`MENTIONS` (every pattern must still match somewhere, so a rewording that
 escapes a check fails here too), and a catch-all finds full-study job counts and hundreds of
 datasets that no pattern names. The 196 the paper reports is the paper's, not derivable: it may
-appear only where the paper is named. The README's cost figures must be docs/performance.md's
-(its one source, `benchmarks/study_cost.py`'s output), rounded where the README says "≈".
+appear only where the paper is named. The cost figures of the presets table and the GPU
+runbook must be docs/performance.md's (its one source, `benchmarks/study_cost.py`'s output),
+rounded where they say "≈".
 """
 
 from __future__ import annotations
@@ -77,20 +78,25 @@ ARCHIVED = "reproduction_2026-11-30.md"
 
 #: (file name, pattern, the facts its groups must equal, in order)
 MENTIONS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("README.md", r"on the (\d+) classification datasets of the Ye et al", ("suite",)),
-    ("README.md", r"The suite has (\d+) datasets", ("suite",)),
-    ("README.md", r"tabbench data: (\d+) datasets: K kept", ("suite",)),
-    ("README.md", r"predict (\d+) \(docs/design\.md §3\): (\d+) models × (\d+) datasets × (\d+) "
-                  r"splits = ([\d,]+)\s+train jobs of (\d+) configs",
+    ("README.md", r"on the (\d+) classification\s+datasets of the Ye et al", ("suite",)),
+    ("README.md", r"or on the (\d+) bundled ones", ("bundled",)),
+    ("README.md", r"The (\d+) bundled datasets in `data/demo/` \((\d+) pass the paper's filter",
+     ("bundled", "bundled_kept")),
+    ("index.md", r"on the (\d+) classification datasets of the Ye et al", ("suite",)),
+    ("full-study.md", r"The suite has (\d+) datasets", ("suite",)),
+    ("full-study.md", r"tabbench data: (\d+) datasets: K kept", ("suite",)),
+    ("full-study.md", r"predict (\d+) \(\[design\]\(design\.md#3-datasets\) §3\): (\d+) models × "
+                      r"(\d+) datasets × (\d+) splits = ([\d,]+)\s+train jobs of (\d+) configs",
      ("manifest_kept", "paper_models", "manifest_kept", "paper_splits", "paper_jobs",
       "configs_per_job")),
-    ("README.md", r"Expect about (\d+) kept", ("manifest_kept",)),
-    ("README.md", r"OpenML has no id for (\d+) of the suite's datasets", ("no_openml_id",)),
-    ("README.md", r"(\d+) datasets have no OpenML id", ("no_openml_id",)),
-    ("README.md", r"keeps (\d+) of the (\d+) bundled datasets", ("bundled_kept", "bundled")),
-    ("README.md", r"the (\d+) datasets in `data/demo/`", ("bundled",)),
-    ("README.md", r"preset bundled, (\d+) datasets × (\d+) splits",
+    ("full-study.md", r"Expect about (\d+) kept", ("manifest_kept",)),
+    ("full-study.md", r"OpenML has no id for (\d+) of the suite's datasets", ("no_openml_id",)),
+    ("full-study.md", r"(\d+) datasets have no OpenML id", ("no_openml_id",)),
+    ("full-study.md", r"preset bundled, (\d+) datasets × (\d+) splits",
      ("bundled_kept", "bundled_splits")),
+    ("getting-started.md", r"keeps (\d+) of the (\d+) bundled datasets",
+     ("bundled_kept", "bundled")),
+    ("getting-started.md", r"the (\d+) datasets in `data/demo/`", ("bundled",)),
     ("config.yaml", r"the (\d+) Ye et al\. classification datasets", ("suite",)),
     ("design.md", r"the (\d+) classification datasets of Ye et al", ("suite",)),
     ("design.md", r"\((\d+) datasets have no id", ("no_openml_id",)),
@@ -193,14 +199,14 @@ def test_no_full_study_job_count_and_no_dataset_count_that_the_facts_do_not_give
 
 def _presets_table() -> dict[str, list[str]]:
     rows = {}
-    for line in _text("README.md").splitlines():
+    for line in _text("getting-started.md").splitlines():
         m = re.match(r"\| `(\w+)`( \(default\))? \|", line)
         if m and m.group(1) in PRESETS:
             rows[m.group(1)] = [c.strip() for c in line.strip().strip("|").split("|")]
     return rows
 
 
-def test_the_readme_presets_table_is_the_presets():
+def test_the_presets_table_is_the_presets():
     rows = _presets_table()
     assert set(rows) == set(PRESETS)
     for name, (_, datasets, splits, configs, epochs, cap, _) in rows.items():
@@ -233,15 +239,15 @@ def test_config_comments_give_the_presets_values():
     assert configs and int(configs.group(1)) == PRESETS["paper"]["n_configs"]
 
 
-def test_the_readme_memory_arithmetic_is_the_profiles():
+def test_the_memory_arithmetic_is_the_profiles():
     profile = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())
     request = profile["set-resources"]["train"]["mem_mb"]
     mb = int(re.fullmatch(r"(\d+) \* attempt", request).group(1))
-    text = _text("README.md")
+    text = _text("full-study.md")
     assert f"`mem_mb: {request}`" in text
     m = re.search(r"`--cores (\d+)` with one thread a job may plan (\d+) × (\d+) GB = (\d+) GB",
                   text)
-    assert m, "README: the memory per job"
+    assert m, "full-study.md: the memory per job"
     cores, jobs, gb, total = (int(g) for g in m.groups())
     assert jobs == cores and gb == mb // 1000 and total == jobs * gb
 
@@ -252,18 +258,36 @@ def _costs(text: str) -> list[tuple[bool, float, str]]:
             for m in re.finditer(r"(≈ |~)?" + NUMBER + r" (?:CPU )?" + unit, text)]
 
 
-def test_the_readme_cost_figures_are_docs_performance():
+def test_the_cost_figures_are_docs_performance():
     """The presets table's compute column and the GPU runbook quote study_cost.py's estimates
     and the H200 measurements; docs/performance.md is where they are made and dated."""
-    readme = _text("README.md")
+    guide = _text("full-study.md")
     performance = _costs(_text("performance.md"))
     quoted = [row[-1] for row in _presets_table().values()]
-    runbook = readme[readme.index("### A GPU box"):readme.index("<!-- full-study-walkthrough -->",
-                                                                readme.index("### A GPU box"))]
+    runbook = guide[guide.index("### A GPU box"):guide.index("<!-- full-study-walkthrough -->",
+                                                             guide.index("### A GPU box"))]
     wrong = []
     for text in (*quoted, runbook):
         for approx, value, unit in _costs(text):
             same_unit = [v for _, v, u in performance if u == unit]
             if not any(v == value or (approx and _approximately(value, v)) for v in same_unit):
                 wrong.append(f"{value:g} {unit}{' (≈)' if approx else ''}")
-    assert not wrong, f"README figures not in docs/performance.md: {wrong}"
+    assert not wrong, f"figures not in docs/performance.md: {wrong}"
+
+
+def test_the_dropped_bundled_dataset_is_what_the_filter_says():
+    """Getting started says why the demo drops hypothyroid, with the filter's own counts."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    demo = PRESETS["demo"]
+    params = FilterParams(max_rows=demo["max_rows"], min_rows=config["min_rows"],
+                          max_classes=config["max_classes"],
+                          all_nan_columns=config["all_nan_columns"])
+    out = filter_dataset(bundled.load("hypothyroid", SourceOptions(demo_dir=DEMO)), params,
+                         "hypothyroid")
+    assert not out.kept
+    step = next(s for s in out.report["steps"] if s["step"] == "drop_missing_numerical")
+    m = re.search(r"`hypothyroid` is dropped by the paper's\s+filter \(only (\d+) of its ([\d,]+) "
+                  r"rows have no missing numerical value", _text("getting-started.md"))
+    assert m, "getting-started.md: why hypothyroid is dropped"
+    assert (int(m.group(1)), int(m.group(2).replace(",", ""))) == (
+        step["rows_after"], out.report["rows_raw"])

@@ -1,7 +1,7 @@
 """The docs' code blocks are closed where their authors meant: in CommonMark a closing fence may
 carry nothing but spaces, so a reflow that glues prose onto a closing ```` ``` ```` keeps the
 block open and swallows the rest of the page into code (docs/reproduction.md's "Cost" section
-once did, up to the next fence). Checked on README.md and every docs/*.md."""
+once did, up to the next fence). Checked on README.md, CHANGELOG.md and every docs/*.md."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PAGES = [REPO / "README.md", REPO / "CHANGELOG.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def fence_problems(text: str) -> list[str]:

@@ -141,3 +141,31 @@ MODEL = ModelSpec(name="xgb2", trainer="x:Y", search_space="x",
         models_registry.get_models()
     text = str(exc.value)
     assert "tabbench-xgb2" in text and "'xgboost_default'" in text and "'xgboost'" in text
+
+
+def test_the_docs_name_only_entry_point_groups_tabbench_reads():
+    """Wherever the docs or the example package call something an entry-point group, it is one
+    of the groups the registries read (a reader copies the name into their pyproject.toml):
+    "group `tabbench.models`", "groups ... (`tabbench.x`)", ``[project.entry-points."..."]``.
+    The example's README named the module `tabbench.plugins` as the group."""
+    import re
+
+    from tabbench.metrics.registry import GROUP as METRICS
+    from tabbench.models.registry import GROUP as MODELS
+
+    root = Path(__file__).resolve().parents[1]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md")),
+             *sorted((root / "examples").rglob("*.md")),
+             *sorted((root / "examples").rglob("pyproject.toml"))]
+    named = re.compile(r"groups?\b[^.\n]{0,80}?[`(](tabbench\.[a-z_]+)"
+                       r"|project\.entry-points\.\"([^\"]+)\"")
+    seen, wrong = set(), []
+    for page in pages:
+        text = " ".join(page.read_text().split())  # sentences wrapped over lines
+        for m in named.finditer(text):
+            group = m.group(1) or m.group(2)
+            seen.add(group)
+            if group not in (METRICS, MODELS):
+                wrong.append(f"{page.relative_to(root)}: {m.group(0)!r}")
+    assert not wrong, wrong
+    assert {METRICS, MODELS} <= seen  # the pattern still finds the docs' mentions

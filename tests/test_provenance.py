@@ -3,6 +3,8 @@ results folder's files are summarised (mixed environments are named)."""
 
 import io
 import json
+import platform
+import subprocess
 from importlib import metadata
 from pathlib import Path
 
@@ -29,9 +31,66 @@ def test_environment_names_the_code_and_the_libraries():
     assert env["torch"] == metadata.version("torch")
     assert env["device"] == "cpu" and env["threads"] == 3
     assert env["python"].count(".") == 2
-    assert env["cpu"] and env["cpu"] != "unknown" or not Path("/proc/cpuinfo").exists()
-    # a git checkout gives the commit (this test runs from one in CI and here)
-    assert env["commit"] is None or len(env["commit"].split("-")[0]) == 40
+    assert env["cpu"] == describe_cpu(_cpuinfo(), platform.processor())
+    assert env["cpu"] != "unknown"
+    # the commit of the checkout tabbench is imported from, as git itself says (None where
+    # it is not imported from a git checkout, e.g. a wheel)
+    sha, dirty = _checkout_commit()
+    assert env["commit"] == (None if sha is None else sha + ("-dirty" if dirty else ""))
+
+
+def _cpuinfo() -> str:
+    path = Path("/proc/cpuinfo")
+    return path.read_text() if path.exists() else ""
+
+
+def _checkout_commit() -> tuple[str | None, bool]:
+    """git's HEAD for the folder tabbench is imported from, and whether it has changes."""
+    src = str(Path(tabbench.__file__).resolve().parent)
+    head = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True,
+                          text=True)
+    if head.returncode != 0:
+        return None, False
+    status = subprocess.run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no",
+                             "--", "."], capture_output=True, text=True, check=True)
+    sha = head.stdout.strip()
+    assert len(sha) == 40, sha
+    return sha, bool(status.stdout.strip())
+
+
+def test_a_checkout_with_changes_is_marked_dirty_and_none_outside_git(tmp_path, monkeypatch):
+    """code_commit() on a throwaway repository: its HEAD, "-dirty" after a change to a tracked
+    file, and None where the package is not in a git checkout."""
+    from tabbench import provenance
+
+    pkg = tmp_path / "repo" / "tabbench"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path / "repo"), *args], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    sha = git("rev-parse", "HEAD")
+
+    def commit_of(package_dir: Path) -> str | None:
+        monkeypatch.setattr(tabbench, "__file__", str(package_dir / "__init__.py"))
+        provenance.code_commit.cache_clear()
+        try:
+            return provenance.code_commit()
+        finally:
+            provenance.code_commit.cache_clear()
+
+    assert commit_of(pkg) == sha
+    (pkg / "__init__.py").write_text("x = 1\n")
+    assert commit_of(pkg) == f"{sha}-dirty"
+    elsewhere = tmp_path / "no_git" / "tabbench"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    assert commit_of(elsewhere) is None
 
 
 def test_the_cpu_is_named_with_its_widest_vector_instruction_set():

@@ -176,11 +176,40 @@ def test_the_command_line(study, capsys):
     out = capsys.readouterr().out
     assert "[lightgbm/toy/split1] added val_auroc" in out
     assert "tabbench restop: 1 runs files gained columns, 3 were up to date, 0 could not" in out
+    assert "0 selected files written again" in out
     assert val_column("auroc") in pq.read_schema(path).names
     assert json.loads(Path(ResultsLayout(results).restop_report).read_text())["counts"][
         restop.ADDED] == 1
     assert cli_main(["restop", "--results", str(study / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_the_selected_file_of_a_restopped_pair_is_written_again(study):
+    """A re-stop changes runs files in place: the selected file of their (model, dataset) is
+    written again, with the new column's method, so selected/ never lags behind the runs files
+    (nor does the next snakemake plan a select job for it)."""
+    from tabbench.layout import complete_results
+    from tabbench.select import write_selected
+
+    results = study / "results"
+    _drop(_file(study, "xgboost", 1), val_column("auroc"))
+    selected = Path(ResultsLayout(results).selected("xgboost", "toy"))
+    selected.parent.mkdir(parents=True)
+    runs = [_file(study, "xgboost", s) for s in (0, 1)]
+    def split1_methods() -> set[str]:
+        df = pd.read_parquet(selected)
+        return set(df.loc[df["split"] == 1, "stopping"])
+
+    write_selected(runs, selected)
+    assert "auroc" not in split1_methods()
+    report = restop.restop_folder(results, study / "data", progress=io.StringIO())
+    assert report["counts"][restop.ADDED] == 1 and report["reselected"] == 1
+    assert "auroc" in split1_methods()
+    pair = next(r for r in complete_results(results) if r.model == "xgboost")
+    assert pair.selected == selected and pair.selected_is_fresh()
+    # nothing changed: nothing written
+    again = restop.restop_folder(results, study / "data", progress=io.StringIO())
+    assert again["reselected"] == 0
 
 
 def test_only_computes_the_named_metrics_and_refuses_unknown_ones():

@@ -220,6 +220,10 @@ def test_known_names_per_source(tmp_path):
     assert known_names(["talent"], demo, None) == []
     msg = unknown_dataset_message("nosuchdata", bundled, ["bundled"])
     assert "unknown dataset 'nosuchdata'" in msg and "adult" in msg and "kc1" in msg
+    assert "\n" not in msg  # one line
+    # many names: the close ones and how many, still one line
+    many = unknown_dataset_message("adlt", openml, ["openml"])
+    assert f"{len(openml)} known datasets; close to it: adult" in many and "\n" not in many
 
 
 def test_an_installed_models_trainer_option_is_a_setting_checked_by_the_option(site, tmp_path):

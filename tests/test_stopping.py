@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixtures.optional import import_optional
 from fixtures.plugin_dists import (
     METRIC_GROUP,
     METRIC_ID,
@@ -352,7 +353,7 @@ def test_lightgbm_stops_at_our_refinement_minimum(k):
 
 @pytest.mark.parametrize("k", [2, 3])
 def test_catboost_stops_at_our_refinement_minimum(k):
-    catboost = pytest.importorskip("catboost")
+    catboost = import_optional("catboost", "catboost")
     X_tr, y_tr, X_val, y_val = _noisy_task(k)
     params = dict(iterations=120, learning_rate=0.3, depth=6, thread_count=1, random_seed=0,
                   verbose=0, loss_function="Logloss" if k == 2 else "MultiClass",

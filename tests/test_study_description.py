@@ -56,8 +56,11 @@ def described(tmp_path_factory) -> tuple[Path, str]:
     write_synthetic_results(results, datasets, ["xgboost"], n_splits=2, n_configs=3,
                             epochs={"xgboost": (20, 20)})
     Path(ResultsLayout(results).run_config).write_text(yaml.safe_dump(
-        {"preset": "my_preset", "n_splits": 2, "n_configs": 3, "seed": 7,
-         "epochs": {"xgboost_default": 20}, "figures_large_rows": 10_000}))
+        {"preset": "my_preset", "models": ["xgboost"], "n_splits": 2, "n_configs": 3, "seed": 7,
+         # a resolved config holds every registered model's epochs, trained or not
+         "epochs": {"xgboost_default": 20, "xgboost_tuned": 20, "mlp": 24, "realmlp": 24,
+                    "lightgbm_default": 100, "lightgbm_tuned": 200},
+         "figures_large_rows": 10_000}))
     # what regenerate writes beside the figures (which are tested elsewhere: not drawn here)
     selected, _ = collect_selected(results, jobs=1)
     frames, _ = summary_frames(results, selected)
@@ -73,6 +76,8 @@ def test_the_page_says_what_ran_at_which_scale_from_the_folder(described):
     for i in range(6):
         assert f"ds\\_{i}" in rst  # names escaped: no RST reference read into them
     assert "- **Splits**: 2 per dataset" in rst
+    # the epochs of the models this folder trained, not of every registered one
+    assert "- **Epochs** (at most): xgboost\\_default 20, xgboost\\_tuned 20\n" in rst
     assert "the default and 3 random draws" in rst
     assert "**Datasets**: 6, of which 4 large (at least 10,000 rows" in rst
     assert "**Runs files** (one training job each: model × dataset × split): 12" in rst

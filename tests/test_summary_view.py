@@ -112,6 +112,31 @@ def test_a_declared_comparison_is_judged_like_a_paper_claim_and_drawn(tmp_path):
     assert (tmp_path / "figD_declared_comparisons.png").is_file()
 
 
+def test_the_declared_figure_has_a_model_legend_and_titles_within_their_panels(tmp_path):
+    """Four models in both regimes: eight verdicts in a panel's title, wrapped to the panel's
+    width (on one line they ran past the figure's edges), and the models' colours named in a
+    legend."""
+    from tabbench.plots.declared import fig_declared
+    from tabbench.plots.style import model_label
+
+    models = ["xgboost", "mlp", "realmlp", "lightgbm"]
+    values = {}
+    for model in models:
+        for regime in ("default", "tuned"):
+            values.update({(model, regime, "logloss"): [1.0] * 8,
+                           (model, regime, "ts_ref"): TS_REF,
+                           (model, regime, "brier"): [1.04] * 8})
+    spec = {"method": "Brier+TS", "versus": "TS-Ref.+TS", "kind": "worse",
+            "statement": "Brier+TS loses to TS-Ref.+TS on every model and in either regime"}
+    frames = aggregate_frames(means_frame(values, LARGE), large_rows=10_000,
+                              view=view_from_config({"comparisons": [spec]}))
+    drawn = fig_declared(frames, tmp_path)
+    assert len(drawn["boxes"]) == 8
+    assert drawn["legend"] == [*(model_label(m) for m in models), "median"]
+    (title, panel), = drawn["title_widths"]
+    assert title <= panel
+
+
 def test_without_a_declared_comparison_the_figure_says_how_to_declare_one(tmp_path):
     from tabbench.plots import make_figures
 
@@ -161,10 +186,10 @@ def test_the_view_keys_are_redraw_settings_and_the_config_header_names_every_one
     cfg = yaml.safe_load(text)
     assert all(k in cfg for k in VIEW_KEYS)
     assert view_from_config(cfg) == SummaryView()
-    # and the README's paragraph on a folder's settings names the same keys
-    readme = " ".join((REPO / "README.md").read_text().split())
-    listed = re.search(r"Only (`.+?`) may change from one run to the next", readme)
-    assert listed, "the README no longer lists the per-invocation keys"
+    # and Getting started's paragraph on a folder's settings names the same keys
+    page = " ".join((REPO / "docs" / "getting-started.md").read_text().split())
+    listed = re.search(r"Only (`.+?`) may change from one run to the next", page)
+    assert listed, "docs/getting-started.md no longer lists the per-invocation keys"
     assert set(re.findall(r"`([a-z_]+)`", listed.group(1))) == set(INVOCATION_KEYS)
 
 

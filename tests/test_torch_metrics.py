@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 import pytest
+import torch
+from fixtures.optional import import_optional
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchmetrics")
+import_optional("torchmetrics", "lightning")
 
 import tabbench.metrics as M  # noqa: E402
 from tabbench.stopping import refinement_loss  # noqa: E402
@@ -106,7 +107,7 @@ def test_lightning_callbacks_stop_and_keep_the_refinement_minimum(tmp_path):
     """EarlyStopping(monitor, mode="min") and ModelCheckpoint on the logged metric: the kept
     checkpoint is the epoch of minimal validation TS-refinement, and each logged value is the
     refinement of that epoch's validation logits."""
-    L = pytest.importorskip("lightning.pytorch")
+    L = import_optional("lightning.pytorch", "lightning")
     torch.manual_seed(0)
     n, d, k = 400, 8, 3
     X = torch.randn(n, d)

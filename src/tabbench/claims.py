@@ -340,8 +340,9 @@ def _claim_row(claim: Claim, model: str, regime: str, g: pd.DataFrame, pairs: pd
         row["p_wilcoxon"] = cmp.mannwhitney_less_p(rel, other)
         row["median_other"] = float(np.median(other)) if len(other) else float("nan")
         gap = stats["median"] - row["median_other"]  # < 0: clearer gain on large datasets
-        n = min(len(rel), len(other))
-        ev = Evidence(n=n, median=gap, p=row["p_wilcoxon"])
+        # the row's n is the large datasets' count (n_other the small ones'); the verdict needs
+        # N_MIN in each group, so its evidence counts the smaller one
+        ev = Evidence(n=min(len(rel), len(other)), median=gap, p=row["p_wilcoxon"])
     else:
         test = "wilcoxon + bayesian signed-rank"
         row["p_wilcoxon"] = cmp.wilcoxon_p(rel)

@@ -10,8 +10,9 @@ the recorder uses (:func:`tabbench.metrics.registry.stopping_metrics_batched`, o
 the recorder scored: those with a finite ``val_logloss``). The runs file is then rewritten
 atomically with the new columns at their place in the column contract
 (:func:`tabbench.runs_schema.record_columns`); every existing column, and the file's metadata
-(its provenance), is unchanged. Selection, the summary and the figures then follow from the
-runs files as always (``snakemake restop`` reruns them).
+(its provenance), is unchanged. The selected file of every (model, dataset) whose runs files
+changed is then written again (:func:`reselect`), so ``selected/`` never lags behind the runs
+files; the summary, the figures and the report follow (``snakemake restop`` redraws them).
 
 **Exactness.** Kept models and float32 logits give the metric the very logits training gave
 the recorder; float16 logits (jobs whose float32 logits were over ``restop_max_mb``) give
@@ -369,9 +370,38 @@ def restop_folder(results: str | os.PathLike[str], data_dir: str | os.PathLike[s
         "recorded_train_seconds_restopped": trained,
         "files": [asdict(o) for o in outcomes],
     }
+    result["reselected"] = reselect(results, int(jobs))
     write_json_atomic(result, ResultsLayout(results).restop_report if report is None else report)
     print(summary_line(result), file=stream, flush=True)
     return result
+
+
+def reselect(results: str | os.PathLike[str], jobs: int = 1) -> int:
+    """Write the selected file of every complete (model, dataset) of ``results`` whose runs
+    files are newer than it (their re-stop added columns) again, as the select rule writes it
+    (:func:`tabbench.select.write_selected`, the folder's tie rule); returns how many.
+
+    A re-stop changes runs files in place, so without this the selected files would lag behind
+    them: every reader that trusts ``selected/`` would miss the new metric, and the next
+    ``snakemake`` would plan a select job per pair."""
+    from functools import partial
+
+    from tabbench.layout import complete_results
+    from tabbench.run_config import folder_settings
+    from tabbench.select import write_selected
+
+    stale = [r for r in complete_results(results)
+             if r.selected is not None and r.runs and not r.selected_is_fresh()]
+    write = partial(write_selected, epoch_ties=folder_settings(results).epoch_ties)
+    if jobs == 1 or len(stale) < 2:
+        for r in stale:
+            write(r.runs, r.selected)
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(stale))) as pool:
+            list(pool.map(write, [r.runs for r in stale], [r.selected for r in stale]))
+    return len(stale)
 
 
 def _map_files(paths: list[Path], data_dir: str, threads: int, jobs: int
@@ -393,7 +423,8 @@ def summary_line(result: dict[str, Any]) -> str:
     """One line on what a re-stop did, naming what still needs retraining."""
     c = result["counts"]
     line = (f"tabbench restop: {c[ADDED]} runs files gained columns, {c[UP_TO_DATE]} were up to "
-            f"date, {c[NOT_RESTOPPED]} could not be re-stopped ({result['seconds']:.1f}s)")
+            f"date, {c[NOT_RESTOPPED]} could not be re-stopped ({result['seconds']:.1f}s); "
+            f"{result.get('reselected', 0)} selected files written again")
     left = [f["runs"] for f in result["files"] if f["status"] == NOT_RESTOPPED]
     if left:
         shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")

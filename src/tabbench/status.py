@@ -226,8 +226,8 @@ def dataset_sizes(data_dir: PathLike | None) -> pd.DataFrame:
 
 def jobs_in_flight(intervals: Sequence[tuple[float, float]]) -> float | None:
     """Mean number of jobs running at once over ``intervals`` ((start, end) of each job): their
-    summed durations over the time at least one ran (gaps between sessions do not count).
-    None without a job of positive length."""
+    summed durations over the time at least one ran (gaps when none ran do not count). None
+    without a job of positive length."""
     spans = sorted((a, b) for a, b in intervals if b > a)
     if not spans:
         return None

@@ -33,6 +33,9 @@ CLAIMS_CATEGORY = "Claims"
 #: the page's file in the summary folder (``ResultsLayout.summary(DESCRIPTION_FILE)``)
 DESCRIPTION_FILE = "study.rst"
 
+#: the page's title (its first heading)
+TITLE = "The study in this results folder"
+
 #: how many dataset names the page lists before it gives only their number
 MAX_LISTED_DATASETS = 40
 
@@ -77,6 +80,17 @@ def markdown_table_rst(table: str) -> str:
     return "\n".join(out)
 
 
+def _epochs_of(models: Sequence[str], epochs: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``epochs`` settings of ``models`` only, in their order: a folder's resolved settings
+    hold every registered model's keys (LightGBM's too where the study did not train it). A
+    model no longer registered (its plugin uninstalled) keeps nothing to show."""
+    from tabbench.models.registry import get_models
+
+    specs = get_models()
+    keys = dict.fromkeys(k for m in models if m in specs for k in specs[m].epochs_keys)
+    return {k: epochs[k] for k in keys if k in epochs}
+
+
 def _what_ran(settings: Mapping[str, Any] | None, selected: pd.DataFrame) -> list[str]:
     from tabbench.plots.style import model_label, order_models
 
@@ -90,6 +104,8 @@ def _what_ran(settings: Mapping[str, Any] | None, selected: pd.DataFrame) -> lis
                   "one): what follows is read from its results.", ""]
         settings = {"n_splits": int(selected["split"].nunique())}
     epochs = settings.get("epochs")
+    if isinstance(epochs, Mapping):
+        epochs = _epochs_of(settings.get("models") or models, epochs)
     n_configs = settings.get("n_configs")
     return lines + [
         f"- **Preset**: {_literal(settings.get('preset', 'not recorded'))}",
@@ -168,7 +184,7 @@ def describe_study(root: str, figures: str, settings: Mapping[str, Any] | None,
     wrapped in a Jinja ``raw`` block because Snakemake renders the page as a template first."""
     meta = frames["meta"]
     baseline = _rst(meta.get("baseline", "Logloss+TS"))
-    title = "The study in this results folder"
+    title = TITLE
     body = [title, "=" * len(title), "",
             "A reproduction of the tabular part of *Rethinking Early Stopping: Refine, Then "
             "Calibrate* (Berta et al., ICML 2025) by tabbench: every epoch of every config "

@@ -102,7 +102,7 @@ def stop_on_signals(
     Python and so Snakemake follow): a non-interactive shell starts ``cmd &`` with SIGINT
     ignored, and a Snakemake started so does not stop on SIGINT. Its jobs inherit the ignore;
     if they stopped on the same SIGINT, Snakemake would see a failed job, retry it or go on
-    with the next ones, and a Ctrl-C would restart work instead of stopping it (issue 22)."""
+    with the next ones, and a Ctrl-C would restart work instead of stopping it."""
 
     def stop(signum: int, frame: Any) -> None:
         for s in caught:

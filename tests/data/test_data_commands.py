@@ -11,6 +11,8 @@ import pytest
 
 from tabbench import cli
 from tabbench.data.dataset import LABEL_COLUMN, load_split_data
+from tabbench.data.errors import DataError
+from tabbench.data.pipeline import split_step
 
 
 def run(*argv: str) -> int:
@@ -196,20 +198,19 @@ def test_bad_numeric_column_from_talent_is_reported(fx, tmp_path):
     assert "numerical column 'N0' has 1 non-numeric value(s), e.g. 'abc'" in meta["message"]
 
 
-def test_split_of_a_dropped_dataset_is_a_clear_error(fx, tmp_path):
+def test_split_of_a_dropped_dataset_is_a_clear_error(fx, tmp_path, capsys):
     write_raw(fx, tmp_path, "d", pd.DataFrame({"x": np.zeros(10), "y": np.arange(10) % 2}))
     filt(tmp_path, "d")
-    with pytest.raises(ValueError, match="not kept"):
-        run(
-            "data",
-            "split",
-            "--processed",
-            str(tmp_path / "processed/d.parquet"),
-            "--out",
-            str(tmp_path / "s.parquet"),
-            "--n-splits",
-            "1",
-        )
+    capsys.readouterr()  # what the filter said
+    args = ["data", "split", "--processed", str(tmp_path / "processed/d.parquet"), "--out",
+            str(tmp_path / "s.parquet"), "--n-splits", "1"]
+    with pytest.raises(DataError, match=r"d was not kept \(the filter dropped it: "):
+        split_step(tmp_path / "processed/d.parquet", tmp_path / "s.parquet", 1)
+    # the command says so in one line (no traceback) and exits 2
+    assert run(*args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tabbench data: error: d was not kept (the filter dropped it: ")
+    assert len(err.splitlines()) == 1 and not (tmp_path / "s.parquet").exists()
 
 
 def test_processed_label_column_contract(fx, tmp_path):

@@ -194,15 +194,30 @@ def test_all_nan_column_of_inf_only_counts_too():
     assert out.kept and [d["column"] for d in out.report["dropped_columns"]] == ["inf"]
 
 
+def _levels_frame(n: int, n_levels: int):
+    levels = np.array([f"lvl{i}" for i in range(n_levels)], dtype=object)
+    return raw_from({"x": np.zeros(n)}, {"big": np.resize(levels, n)}, binary_labels(n))
+
+
+def _best_time(raw) -> float:
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        filter_dataset(raw, PAPER, "d")
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def test_ten_thousand_level_categorical():
+    """Kept with every level, in time linear in the levels: 10 times the levels of the same rows
+    take far less than 100 times as long (a per-level loop over the rows would); the ratio is
+    measured here, so a loaded machine slows both alike."""
     n = 20_000
-    levels = np.array([f"lvl{i}" for i in range(10_000)], dtype=object)
-    raw = raw_from({"x": np.zeros(n)}, {"big": np.tile(levels, 2)}, binary_labels(n))
-    start = time.perf_counter()
+    raw = _levels_frame(n, 10_000)
     out = filter_dataset(raw, PAPER, "d")
-    assert time.perf_counter() - start < 5
     assert out.kept and len(out.frame["big"].cat.categories) == 10_000
     assert out.report["max_categories"] == 10_000
+    assert _best_time(raw) < 20 * _best_time(_levels_frame(n, 1_000))
 
 
 def test_empty_dataset_dropped():

@@ -40,9 +40,18 @@ def test_loads_offline_from_cache_by_manifest_id_and_target(fx, tmp_path, fmt):
         1200, n_num=3, n_cat=2, num_missing=0.02, cat_missing=0.1, target="Class"
     )
     fx.make_openml_cache(tmp_path, 1462, df, target="Class", fmt=fmt)
-    start = time.monotonic()
-    raw = oml_source.load("banknote_authentication", options(fx, tmp_path))
-    assert time.monotonic() - start < 10
+    # a cached dataset is read without a connection (openml-python retries a failed one with
+    # back-off, so a try would also be slow): any attempt fails the test
+    attempts = []
+
+    def no_network(sock, address):
+        attempts.append(address)
+        raise OSError(f"the test allows no connection (to {address})")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(socket.socket, "connect", no_network)
+        raw = oml_source.load("banknote_authentication", options(fx, tmp_path))
+    assert attempts == []
     assert raw.origin["from_cache"] and raw.origin["openml_id"] == 1462
     assert raw.num_columns == ["x0", "x1", "x2"] and raw.cat_columns == ["c0", "c1"]
     assert raw.labels.tolist() == df["Class"].tolist()

@@ -102,14 +102,50 @@ def test_unknown_dataset_target_fails_before_any_job_naming_known_ones(tmp_path)
                            "--config", "preset=smoke")
         text = res.stdout + res.stderr
         assert res.returncode != 0, text[-3000:]
-        assert "unknown dataset 'nosuchdata'" in text, text[-3000:]
-        assert "sources=['bundled']" in text and "kc1, segment" in text, text[-3000:]
+        # one line, the last (not Snakemake's dozen lines of InputFunctionException)
+        last = text.strip().splitlines()[-1]
+        assert last.startswith("tabbench: unknown dataset 'nosuchdata'"), text[-3000:]
+        assert "sources=['bundled']" in last and "kc1, segment" in last, text[-3000:]
+        assert "Exception" not in text and "Traceback" not in text, text[-3000:]
         assert "Job stats" not in text
         _no_job_ran(ws)
     # a known dataset outside the suite is accepted (a source has it)
     res = ws.snakemake("--cores", "1", "-n", "results/selected/xgboost/kc1.parquet",
                        "--config", "preset=smoke", "suite=[segment]")
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+
+
+def test_a_dataset_the_filter_dropped_is_refused_in_one_line(tmp_path):
+    """hypothyroid (bundled; the filter keeps 2 of its 3,163 rows, fewer than min_rows): after
+    the data stage, asking for its selected file stops before any job with one line saying why
+    (it was planned, and its split job failed with a DataError traceback). Before the data
+    stage nobody knows yet: the data jobs run, and the split job fails in one line."""
+    config = ["--config", "preset=smoke", "suite=[hypothyroid]"]
+    target = "results/selected/xgboost/hypothyroid.parquet"
+    fresh = Workspace(tmp_path / "fresh", demo=("hypothyroid",))
+    res = fresh.snakemake("--cores", "1", target, *config)
+    text = res.stdout + res.stderr
+    assert res.returncode != 0, text[-3000:]
+    log = (fresh.root / "data" / "logs" / "split" / "hypothyroid.log").read_text()
+    assert log.strip().splitlines()[-1].startswith(
+        "tabbench data: error: hypothyroid was not kept (the filter dropped it: "), log
+    assert "Traceback" not in log, log
+    assert not (fresh.root / "data" / "splits" / "hypothyroid.parquet").exists()
+
+    ws = Workspace(tmp_path / "wf", demo=("hypothyroid",))
+    res = ws.snakemake("--cores", "1", "data", *config)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    for args in (["-n"], [], ["--forcerun", "train"]):
+        res = ws.snakemake("--cores", "1", *args, target, *config)
+        text = res.stdout + res.stderr
+        assert res.returncode != 0, text[-3000:]
+        last = text.strip().splitlines()[-1]
+        assert last.startswith("tabbench: dataset 'hypothyroid' was not kept (the filter "
+                               "dropped it: "), text[-3000:]
+        assert "data/processed/hypothyroid.json" in last, last
+        assert "Exception" not in text and "Traceback" not in text, text[-3000:]
+        assert "Job stats" not in text
+        assert [p.name for p in (ws.root / "results").iterdir()] == ["run_config.yaml"]
 
 
 def test_the_tie_rule_reaches_the_select_and_replay_commands(tmp_path):

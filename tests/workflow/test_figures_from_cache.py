@@ -88,6 +88,11 @@ def test_figures_and_report_plan_no_data_or_training_job(smoke):
     assert "using results/run_config.yaml" in _text(res)
     assert "config.yaml's preset='paper' not used" in _text(res)
     assert "Nothing to be done" in _text(res), _text(res)[-3000:]
+    # an up-to-date folder: the line before Snakemake's "Nothing to be done" says how to redraw
+    # anyway, and that way redraws (the regenerate job, nothing upstream)
+    assert "--forcerun regenerate" in _text(res), _text(res)[-3000:]
+    forced = _planned(smoke, "figures", "--forcerun", "regenerate")
+    assert forced.get("regenerate") == 1 and not set(forced) & set(DATA_JOBS), forced
 
 
 def test_figures_never_train_even_where_a_study_run_would(smoke, tmp_path):

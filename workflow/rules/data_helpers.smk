@@ -7,6 +7,7 @@
 #   processed_path(ds)   data/processed/<ds>.parquet   (docs/design.md §3 contract)
 #   splits_path(ds)      data/splits/<ds>.parquet
 #   check_dataset(ds)    rejects, while the DAG is built, a dataset no chosen source knows
+#                        (and with trained=True one the data stage did not keep)
 #   data_targets(wc)     the data part of the `all` target (registered in TARGET_FUNCTIONS)
 # and what the data stage says in the terminal (openml_banner, print_data_summary).
 import functools
@@ -15,10 +16,8 @@ import shlex
 import sys
 import time
 
-from snakemake.exceptions import WorkflowError
-
 from tabbench.data.manifest import known_names, suite_names, unknown_dataset_message
-from tabbench.data.pipeline import read_kept
+from tabbench.data.pipeline import not_kept_reason, read_kept
 from tabbench.presets import row_cap
 
 DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
@@ -84,14 +83,25 @@ def _known_datasets():
 _SUITE = frozenset(DATASETS)
 
 
-def check_dataset(ds):
+def check_dataset(ds, trained=False):
     """A target may name a dataset of the suite or one a chosen source knows; any other name
-    (a typo, `nosuchdata`) fails while the DAG is built, before any job runs or writes a file,
-    with the names the sources know."""
-    if ds in _SUITE or ds in _known_datasets():
-        return
-    known = sorted(_known_datasets() | _SUITE, key=lambda n: (n.lower(), n))
-    raise WorkflowError(unknown_dataset_message(ds, known, CFG["sources"]))
+    (a typo, `nosuchdata`) stops the run while the DAG is built, before any job runs or writes
+    a file, in one line with the names the sources know. ``trained``: the target needs the
+    dataset split (a split, runs or selected file), so a dataset the data stage already did not
+    keep (its filter report says why: hypothyroid in the demo) stops it too, in one line.
+
+    One line, not an exception: Snakemake would wrap an exception raised here in a dozen lines
+    of InputFunctionException; SystemExit passes through its DAG building, before any lock.
+    """
+    if ds not in _SUITE and ds not in _known_datasets():
+        known = sorted(_known_datasets() | _SUITE, key=lambda n: (n.lower(), n))
+        sys.exit(f"tabbench: {unknown_dataset_message(ds, known, CFG['sources'])}")
+    why = not_kept_reason(processed_json(ds)) if trained else None
+    if why is not None:
+        sys.exit(
+            f"tabbench: dataset {ds!r} was not kept ({why}; {processed_json(ds)}): "
+            "there is nothing to split, train or select for it"
+        )
 
 
 def fetch_input(wildcards):
@@ -108,7 +118,7 @@ def filter_input(wildcards):
 
 
 def split_input(wildcards):
-    check_dataset(wildcards.dataset)
+    check_dataset(wildcards.dataset, trained=True)
     return processed_path(wildcards.dataset)
 
 

@@ -39,8 +39,11 @@ rule regenerate:
     params:
         # the folder, its settings and what the summary compares (a changed one redraws)
         command=regenerate_command(DESCRIPTION),
-        # for the captions ({{ snakemake.params.stopping_metrics }}): the registered ones
-        stopping_metrics=STOPPING_LEGEND,
+        # for the captions ({{ snakemake.params.stopping_metrics }}): the registered ones. Not
+        # a rerun trigger (a function of the input: Snakemake compares only the other params):
+        # a newly registered metric changes no table or figure until the runs files have its
+        # column, and that change reruns this job anyway (`snakemake restop` redraws)
+        stopping_metrics=lambda wildcards, input: STOPPING_LEGEND,
     shell:
         "{params.command} --jobs {threads} > {log:q} 2>&1"
 

@@ -181,7 +181,9 @@ def regenerate_input(wildcards):
             _SAID.add("cache")
             print(
                 f"tabbench: figures from the {len(cached)} files of the complete (model, "
-                f"dataset) results in {RESULTS}/ (cached results only: nothing is trained)",
+                f"dataset) results in {RESULTS}/ (cached results only: nothing is trained). "
+                "Snakemake redraws only when they changed; to redraw an up-to-date folder "
+                "anyway, add --forcerun regenerate",
                 file=sys.stderr,
             )
         return [before_update(p) for p in cached]
@@ -198,14 +200,24 @@ def regenerate_input(wildcards):
 TARGET_FUNCTIONS.append(lambda wildcards: [RESULTS_LAYOUT.report])
 
 
+# tabbench's stylesheet for the report: every page, the long opening one included, opens at its
+# top (the file says why)
+REPORT_STYLESHEET = os.path.join(
+    os.path.dirname(os.path.abspath(workflow.main_snakefile)),
+    "workflow",
+    "report",
+    "report.css",
+)
+
+
 def build_report(html_out, log_path, cfg):
     """Run `snakemake --report` on this workflow (target `figures`) into ``html_out``.
 
     A separate Snakemake invocation on the same workflow; it only reads metadata, hence
     --nolock. ``cfg`` is this invocation's own --config/--configfile values, handed over as a
     config file: the inner invocation then settles the same configuration (the folder's
-    run_config.yaml and these overrides) and builds the same DAG. The HTML is written next to
-    the target and renamed (atomic)."""
+    run_config.yaml and these overrides) and builds the same DAG. The report's stylesheet is
+    REPORT_STYLESHEET. The HTML is written next to the target and renamed (atomic)."""
     out_dir = os.path.dirname(os.path.abspath(html_out))
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
         cfg_file = os.path.join(tmp, "config.yaml")
@@ -225,6 +237,8 @@ def build_report(html_out, log_path, cfg):
             "--nolock",
             "--report",
             html,
+            "--report-stylesheet",
+            REPORT_STYLESHEET,
             "figures",
         ]
         with open(log_path, "w") as fh:

@@ -3,7 +3,7 @@
 def select_input(wildcards):
     """The runs files of every configured split of one (model, dataset), a dataset the
     configuration knows."""
-    check_dataset(wildcards.dataset)
+    check_dataset(wildcards.dataset, trained=True)
     return [
         RESULTS_LAYOUT.runs(wildcards.model, wildcards.dataset, i)
         for i in range(CFG["n_splits"])

@@ -18,7 +18,7 @@ MODEL_PATTERN = "|".join(sorted(model_names()))
 
 def train_input(wildcards):
     """The processed data and splits of the job's dataset (one the configuration knows)."""
-    check_dataset(wildcards.dataset)
+    check_dataset(wildcards.dataset, trained=True)
     return {
         "processed": processed_path(wildcards.dataset),
         "splits": splits_path(wildcards.dataset),

@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from tabbench.data.errors import DataError
     from tabbench.io import UnreadableFileError
     from tabbench.summary_view import ViewError
 
@@ -50,5 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
         return 1
     except ViewError as err:  # a figures/comparisons setting naming an unknown method
+        print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except DataError as err:  # a dataset that cannot be used as asked (e.g. split a dropped one)
         print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
         return 2

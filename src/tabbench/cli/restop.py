@@ -47,8 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "train job kept (keep_for_restop: the boosters' models, the networks' "
                     "validation logits) after a self-check against the recorded val_logloss; "
                     "existing columns never change. Prints what it added and what it could not, "
-                    "and why; writes <results>/restop.json. Then `snakemake figures` reselects "
-                    "and redraws (docs/design.md §16).")
+                    "and why; writes <results>/restop.json; writes the selected files of the "
+                    "pairs whose runs files changed again. Then `snakemake figures` redraws "
+                    "(`snakemake restop` does all of it; docs/design.md §16).")
     p.add_argument("--results", required=True, type=Path, help="the results folder")
     p.add_argument("--data", type=Path, default=None,
                    help="the study's data folder, which kept models predict on (default: its "

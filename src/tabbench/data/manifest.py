@@ -15,9 +15,9 @@ which keep that many rows; the figures judge "large" on the rows after filtering
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
-import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -177,10 +177,21 @@ def known_names(sources: list[str] | tuple[str, ...], demo_dir: str | os.PathLik
     return sorted(names, key=lambda n: (n.lower(), n))
 
 
+#: how many known names an unknown-dataset message lists in full (beyond: the close ones)
+MAX_LISTED_NAMES = 30
+
+
 def unknown_dataset_message(name: str, known: list[str], sources: list[str] | tuple[str, ...]
                             ) -> str:
-    """Why ``name`` is rejected, with every name that would be accepted (a typo shows)."""
-    listing = textwrap.fill(", ".join(known) or "(none)", width=100, initial_indent="  ",
-                            subsequent_indent="  ", break_on_hyphens=False)
+    """Why ``name`` is rejected, in one line: the names that would be accepted where they are
+    few, else the close ones (a typo shows) and how many there are."""
+    if len(known) <= MAX_LISTED_NAMES:
+        names = f"Known datasets ({len(known)}): {', '.join(known) or 'none'}"
+    else:
+        close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
+        names = (f"{len(known)} known datasets"
+                 + (f"; close to it: {', '.join(close)}" if close else "")
+                 + " (`tabbench data suite ye2024` lists the suite's, `... suite demo` the "
+                 "bundled ones)")
     return (f"unknown dataset {name!r}: it is not in the suite, and no source of "
-            f"sources={list(sources)} has it. Known datasets ({len(known)}):\n{listing}")
+            f"sources={list(sources)} has it. {names}")

@@ -263,6 +263,22 @@ def read_kept(path: PathLike) -> list[str]:
     return [line for line in Path(path).read_text().splitlines() if line]
 
 
+def not_kept_reason(processed_json: PathLike) -> str | None:
+    """Why the filter step did not keep a dataset (its report's reason, e.g. "only 2 of 3,163
+    rows have no missing numerical value"), from the report :func:`filter_step` wrote; None
+    where it kept it or has not filtered it yet (no report). What a request to split, train or
+    select a dataset is checked against before any job is planned."""
+    path = Path(processed_json)
+    if not path.is_file():
+        return None
+    report = json.loads(path.read_text())
+    if report.get("kept"):
+        return None
+    status = report.get("status", "dropped")
+    what = "no source could provide it" if status == "unavailable" else "the filter dropped it"
+    return f"{what}: {report.get('reason') or 'no reason recorded'}"
+
+
 def split_step(
     processed_parquet: PathLike,
     out: PathLike,
@@ -270,7 +286,11 @@ def split_step(
     seed: int = 0,
     stratify: bool = False,
 ) -> pd.DataFrame:
-    """Draw and write the splits of one processed dataset."""
+    """Draw and write the splits of one processed dataset (a kept one: a dropped one is a
+    :class:`DataError` saying why it was not kept)."""
+    why = not_kept_reason(Path(processed_parquet).with_suffix(".json"))
+    if why is not None:
+        raise DataError(f"{Path(processed_parquet).stem} was not kept ({why}): nothing to split")
     y = pd.read_parquet(processed_parquet, columns=[LABEL_COLUMN])[LABEL_COLUMN].to_numpy()
     if len(y) == 0:
         raise DataError(

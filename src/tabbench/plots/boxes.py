@@ -118,7 +118,7 @@ def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequ
     return drawn
 
 
-def _model_legend(fig, models: Sequence[str], all_models: Sequence[str],
+def model_legend(fig, models: Sequence[str], all_models: Sequence[str],
                   counts: dict[str, int] | None = None) -> None:
     """The models' colours and the median mark, below the panels. ``counts`` (model -> number
     of datasets) is written beside each model when the models do not all have the same number,
@@ -202,7 +202,7 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
             ax.grid(axis="y", color="0.92", lw=0.6, zorder=0)
         if drawn_models:
             counts = {m: _n_datasets(sub[sub["model"] == m]) for m in drawn_models}
-            _model_legend(fig, drawn_models, models, counts)
+            model_legend(fig, drawn_models, models, counts)
         fig.tight_layout(rect=(0, 0.05, 1, 1))
         ylims = {regime: tuple(ax.get_ylim()) for ax, regime in zip(axes, regimes, strict=False)}
         files = save(fig, out_dir, stem)

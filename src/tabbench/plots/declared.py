@@ -1,18 +1,19 @@
 """The declared comparisons (config ``comparisons``, :mod:`tabbench.summary_view`) in the style
 of Fig. 5: one panel per comparison, a box per (regime, model) of the relative differences the
 claim row was judged on (``summary/declared.parquet``, written by the same code as the claim),
-the verdicts in the panel's title. Without a declared comparison the figure says how to
-declare one.
+the verdicts in the panel's title, wrapped to the panel's width, and the models' colours in a
+legend below the panels. Without a declared comparison the figure says how to declare one.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt  # noqa: E402  (after style sets the backend)
 import pandas as pd
 
-from tabbench.plots.boxes import METRIC_LABELS, box_panel
+from tabbench.plots.boxes import METRIC_LABELS, box_panel, model_legend
 from tabbench.plots.style import (
     WIDTH,
     empty_panel,
@@ -45,9 +46,27 @@ def _groups(data: pd.DataFrame, subset: str) -> tuple[pd.DataFrame, list[str]]:
 
 
 def _verdicts(claims: pd.DataFrame, claim: str) -> str:
+    """The verdicts of one comparison, a model at a time: "XGBoost: default reproduced, tuned
+    inconclusive; MLP: ..."."""
     rows = claims[claims["claim"] == claim] if len(claims) else claims
-    return "; ".join(f"{model_label(r.model)} {r.regime}: {r.verdict}"
-                     for r in rows.itertuples()) or "no verdict"
+    per_model: dict[str, list[str]] = {}
+    for r in rows.itertuples():
+        per_model.setdefault(r.model, []).append(f"{r.regime} {r.verdict}")
+    return "; ".join(f"{model_label(m)}: {', '.join(per_model[m])}"
+                     for m in order_models(per_model)) or "no verdict"
+
+
+def _fit_title(ax, lines: list[str], fontsize: float) -> None:
+    """``ax``'s title from ``lines``, each wrapped at spaces until the title is no wider than
+    the panel (a long list of verdicts otherwise runs past the figure's edges)."""
+    renderer = ax.figure.canvas.get_renderer()
+    width = ax.get_window_extent(renderer).width
+    longest = max(map(len, lines))
+    for chars in range(longest, 19, -4):
+        text = "\n".join(textwrap.fill(line, chars) for line in lines)
+        title = ax.set_title(text, fontsize=fontsize)
+        if title.get_window_extent(renderer).width <= width:
+            return
 
 
 def fig_declared(summary: dict, out_dir: str | Path) -> dict:
@@ -56,7 +75,9 @@ def fig_declared(summary: dict, out_dir: str | Path) -> dict:
     claims: pd.DataFrame = summary["claims"]
     specs = summary["meta"].get("comparisons") or []
     large_rows = int(summary["meta"]["large_rows"])
-    drawn = []
+    drawn, titled, legend_models = [], [], []
+    # every panel colours a model alike: by its place among all the figure's models
+    palette = order_models(declared["model"].unique()) if len(declared) else []
     with figure_style():
         rows = max(1, len(specs))
         fig, axes = plt.subplots(rows, 1, figsize=(WIDTH, 1.0 + 2.6 * rows), squeeze=False)
@@ -69,15 +90,16 @@ def fig_declared(summary: dict, out_dir: str | Path) -> dict:
         for ax, spec in zip(axes[:, 0], specs, strict=False):
             mine = declared[declared["claim"] == spec["id"]] if len(declared) else declared
             metric = METRIC_LABELS.get(spec["metric"], spec["metric"])
-            ax.set_title(f"{spec['statement']} ({metric}, {spec['subset']}"
-                         f"{', per split' if spec['unit'] == 'split' else ''})\n"
-                         f"{_verdicts(claims, spec['id'])}", fontsize=8)
+            head = (f"{spec['statement']} ({metric}, {spec['subset']}"
+                    f"{', per split' if spec['unit'] == 'split' else ''})")
+            titled.append((ax, [head, _verdicts(claims, spec["id"])]))
             data, groups = _groups(mine, spec["subset"]) if len(mine) else (mine, [])
             if not groups:
                 empty_panel(ax, "No dataset has both methods in these results")
                 continue
             models = order_models(data["model"].unique())
-            boxes = box_panel(ax, groups, models, models, data, "group", "rel_diff")
+            legend_models = order_models({*legend_models, *models})
+            boxes = box_panel(ax, groups, models, palette, data, "group", "rel_diff")
             for b in boxes:
                 b["claim"] = spec["id"]
             drawn += boxes
@@ -86,6 +108,19 @@ def fig_declared(summary: dict, out_dir: str | Path) -> dict:
             ax.axhline(0, color="0.5", lw=0.8, ls="--", zorder=0)
             ax.set_ylabel(lower_is_better(f"{spec['method']} vs\n{spec['versus']} (%)"))
             ax.grid(axis="y", color="0.92", lw=0.6, zorder=0)
-        fig.tight_layout()
+        # the models' colours below the panels
+        legend = 0.0
+        if legend_models:
+            model_legend(fig, legend_models, palette)
+            legend = 0.4 / fig.get_figheight()
+        fig.tight_layout(rect=(0, legend, 1, 1))
+        for ax, lines in titled:
+            _fit_title(ax, lines, fontsize=8)
+        fig.tight_layout(rect=(0, legend, 1, 1))
+        renderer = fig.canvas.get_renderer()
+        widths = [(ax.title.get_window_extent(renderer).width,
+                   ax.get_window_extent(renderer).width) for ax, _ in titled]
+        labels = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
         files = save(fig, out_dir, STEM)
-    return {"files": files, "boxes": drawn, "n_comparisons": len(specs)}
+    return {"files": files, "boxes": drawn, "n_comparisons": len(specs),
+            "title_widths": widths, "legend": labels}

@@ -1,4 +1,4 @@
-"""Figures of the diagnostics (issue 14; docs/diagnostics.md) from the diagnostic tables only.
+"""Figures of the diagnostics (docs/diagnostics.md) from the diagnostic tables only.
 
 * ``diag_reliability``: reliability diagrams of the chosen models, raw and after TS, one panel
   per (model, stopping metric), pooled over datasets with equal weight per dataset, with a

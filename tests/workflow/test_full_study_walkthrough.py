@@ -1,9 +1,9 @@
-"""The README's full-study walk-through cannot drift (issue 23 item 4): its commands, taken from
-the README itself (the ```bash blocks after each ``<!-- full-study-walkthrough -->`` marker), run
-in order in a temporary copy of the workflow in which the quick-start demo has already left its
+"""The full-study walk-through (docs/full-study.md) cannot drift: its commands, taken from the
+page itself (the ```bash blocks after each ``<!-- full-study-walkthrough -->`` marker), run in
+order in a temporary copy of the workflow in which the demo has already left its
 ``results/run_config.yaml``, as on a reader's clone.
 
-The walk runs as the README gives it, in one bash session (so its ``STUDY`` variable carries
+The walk runs as the page gives it, in one bash process (so its ``STUDY`` variable carries
 from command to command), with only these changes, each checked to still apply:
 
 - :data:`SUBSTITUTIONS`: the smoke preset's two bundled datasets stand in for the Ye et al. suite,
@@ -32,15 +32,15 @@ from tabbench.data.manifest import demo_manifest
 from tabbench.presets import PRESETS, resolve_config
 from tabbench.run_config import remember
 
-README = REPO / "README.md"
+PAGE = REPO / "docs" / "full-study.md"
 MARK = "<!-- full-study-walkthrough -->"
 
-#: README text -> what the walk runs instead, and why
+#: the page's text -> what the walk runs instead, and why
 SUBSTITUTIONS = {
     "preset=paper": "preset=smoke",  # 2 bundled datasets instead of the 200-dataset suite
     "mlp=MLP_MS realmlp=REALMLP_MS": "mlp=1.0 realmlp=1.0",  # measured on a GPU by the reader
 }
-#: README commands the walk leaves out: they need a GPU (here it exits 2, "no CUDA device")
+#: the page's commands the walk leaves out: they need a GPU (here it exits 2, "no CUDA device")
 DROPPED = ("python benchmarks/network_batching.py --device cuda --gpu",)
 
 #: every snakemake is a dry run, except the data step (cheap on the smoke data); each one's
@@ -61,7 +61,7 @@ python() { "$PYTHON" "$@"; }
 def walkthrough_blocks(text: str) -> list[str]:
     """The ```bash block right after each walk-through marker, in page order."""
     blocks = re.findall(re.escape(MARK) + r"\s*```bash\n(.*?)```", text, flags=re.S)
-    assert blocks, f"README.md has no ```bash block after {MARK}"
+    assert blocks, f"docs/full-study.md has no ```bash block after {MARK}"
     return blocks
 
 
@@ -119,9 +119,9 @@ def _run(ws: Workspace, script: str, logs: Path) -> subprocess.CompletedProcess:
 
 
 def test_every_change_the_walk_makes_still_applies():
-    """A README edit that removes what a substitution or a dropped command names fails here,
-    rather than leaving the walk to run something else than the page says."""
-    text = "\n".join(walkthrough_blocks(README.read_text()))
+    """An edit of the page that removes what a substitution or a dropped command names fails
+    here, rather than leaving the walk to run something else than the page says."""
+    text = "\n".join(walkthrough_blocks(PAGE.read_text()))
     for old in (*SUBSTITUTIONS, *DROPPED):
         assert old in text, f"the walk-through no longer says {old!r}: update the test"
 
@@ -135,10 +135,10 @@ def test_the_demo_folder_refuses_the_full_study_so_the_walk_needs_its_own_folder
     assert "disagrees with results/run_config.yaml" in res.stdout + res.stderr
 
 
-def test_the_readme_full_study_walkthrough_runs_top_to_bottom(tmp_path):
+def test_the_full_study_walkthrough_runs_top_to_bottom(tmp_path):
     """The walk with its GPU variant (one line more at step 0, and a GPU step 4 run after the
     walk's own step 4): every command of both blocks, in one walk."""
-    blocks = walkthrough_blocks(README.read_text())
+    blocks = walkthrough_blocks(PAGE.read_text())
     assert len(blocks) == 2, "the walk-through and its GPU variant"
     script = walk_script(blocks)
     ws = _workspace(tmp_path / "wf")
