@@ -15,6 +15,7 @@ from fixtures.synthetic import SyntheticDataset, synthetic_run
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.runs_schema import record_columns, val_column
 from tabbench.select import SELECTED_COLUMNS, select_files, select_table, write_selected
+from tabbench.stopping_rules import best_rows
 
 INF = np.inf
 NAN = np.nan
@@ -44,8 +45,13 @@ def records(curves: dict[int, list[float]], metric: str = "logloss", split: int 
     return df
 
 
-def pick(sel: pd.DataFrame, regime: str, stopping: str = "logloss", split: int = 0) -> pd.Series:
-    row = sel[(sel["regime"] == regime) & (sel["stopping"] == stopping) & (sel["split"] == split)]
+def pick(sel: pd.DataFrame, regime: str, stopping: str = "logloss", split: int = 0,
+         rule: str = "best", patience: int | None = None) -> pd.Series:
+    """The one selected row of (regime, stopping, split) under ``rule`` (the paper's ``best``
+    by default) with parameter ``patience``."""
+    same = sel["patience"].isna() if patience is None else sel["patience"] == patience
+    row = sel[(sel["regime"] == regime) & (sel["stopping"] == stopping) & (sel["split"] == split)
+              & (sel["rule"] == rule) & same.fillna(False).astype(bool)]
     assert len(row) == 1, row
     return row.iloc[0]
 
@@ -103,7 +109,7 @@ def test_default_is_config_0_even_when_worse_and_missing_when_all_nan():
 def test_no_tuned_rows_without_random_configs():
     sel = select_table(records({0: [1.0, 0.5]}))
     assert set(sel["regime"]) == {"default"}
-    assert len(sel) == len(stopping_metric_ids())
+    assert len(best_rows(sel)) == len(stopping_metric_ids())
 
 
 def test_each_stopping_metric_uses_its_own_column():
@@ -164,7 +170,7 @@ def test_matches_a_loop_reference_on_synthetic_runs_with_nans_and_ties():
                                   diverge_rate=0.3, seed=7) for s in range(2)])
     assert df[val_column("logloss")].isna().any()
     assert df.duplicated(["split", "config", val_column("error")]).any()  # accuracy ties
-    got = select_table(df)[["split", "regime", "stopping", "config", "epoch"]]
+    got = best_rows(select_table(df))[["split", "regime", "stopping", "config", "epoch"]]
     want = _naive(df)
     key = ["split", "regime", "stopping"]
     pd.testing.assert_frame_equal(got.sort_values(key, ignore_index=True),
