@@ -159,3 +159,43 @@ def test_a_selection_from_before_the_rules_summarises_and_draws_as_before(tmp_pa
     back = read_summary(tmp_path / "summary")
     assert "rules" not in back
     assert fig_compute_quality(back, tmp_path)["points"] == []
+
+
+def test_a_folder_reselects_the_pairs_whose_selected_files_hold_other_patiences(tmp_path,
+                                                                               capsys):
+    """Changing the patiences reselects from the runs what a cached selected file lacks, and
+    reuses what already holds them; a folder without runs uses its files as they are."""
+    import os
+    import shutil
+
+    from fixtures.synthetic import SyntheticDataset, write_synthetic_results
+
+    from tabbench.results_folder import collect_selected
+    from tabbench.select import write_selected
+    from tabbench.stopping_rules import RuleChoice, selected_choices
+
+    results = tmp_path / "results"
+    runs = write_synthetic_results(results, [SyntheticDataset("toy", 1_200, 2)], ["xgboost"],
+                                   n_splits=1, n_configs=2, epochs={"xgboost": (12, 12)})
+    selected = results / "selected" / "xgboost" / "toy.parquet"
+    write_selected(runs, selected, patience=[2])
+    later = runs[0].stat().st_mtime + 10
+    os.utime(selected, (later, later))  # fresh: newer than its runs
+    sel, counts = collect_selected(results, jobs=1, patience=[2])
+    assert (counts["reused"], counts["recomputed"]) == (1, 0)
+    sel, counts = collect_selected(results, jobs=1, patience=[3, 5])
+    assert (counts["reused"], counts["recomputed"]) == (0, 1)
+    assert selected_choices(sel) == [RuleChoice("best"), RuleChoice("patience", 3),
+                                     RuleChoice("patience", 5)]
+    from tabbench.cli import main
+
+    capsys.readouterr()
+    assert main(["stopping-rules", "--results", str(results), "--patience", "[3]",
+                 "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "| XGBoost | default | patience 3 | " in printed
+    assert "| XGBoost | default | best | " in printed
+    shutil.rmtree(results / "runs")  # a published copy: its files as they are
+    sel, counts = collect_selected(results, jobs=1, patience=[3, 5])
+    assert counts["reused"] == 1
+    assert selected_choices(sel) == [RuleChoice("best"), RuleChoice("patience", 2)]
