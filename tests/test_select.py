@@ -210,3 +210,21 @@ def test_cli_select_writes_the_selection(tmp_path):
     assert cli.main(["select", "--runs", str(run), "--out", str(last), "--epoch-ties",
                      "last"]) == 0
     assert pick(pd.read_parquet(last), "default")["epoch"] == 3
+
+
+def test_cli_select_takes_the_models_patiences(tmp_path):
+    from tabbench import cli
+
+    run = tmp_path / "split0.parquet"
+    records({0: [2.0, 1.0, 3.0, 3.0, 0.5], 1: [0.5, 0.7]}).to_parquet(run, index=False)
+    out = tmp_path / "selected.parquet"
+    assert cli.main(["select", "--runs", str(run), "--out", str(out), "--patience", "2"]) == 0
+    sel = pd.read_parquet(out)
+    assert set(sel["rule"]) == {"best", "patience"} and set(sel["patience"].dropna()) == {2}
+    r = pick(sel, "default", rule="patience", patience=2)
+    assert (r["epoch"], r["stop_epoch"]) == (2, 4)
+    assert cli.main(["select", "--runs", str(run), "--out", str(out), "--patience"]) == 0
+    assert set(pd.read_parquet(out)["rule"]) == {"best"}  # none given: the whole run only
+    assert cli.main(["select", "--runs", str(run), "--out", str(out)]) == 0
+    defaults = pd.read_parquet(out)  # the records are an MLP's: its default patiences
+    assert set(defaults["patience"].dropna()) == {8, 16, 32}

@@ -337,7 +337,7 @@ def apply_rule(choice: RuleChoice, values: np.ndarray, epochs: np.ndarray, start
     stop = np.empty(len(starts), dtype=np.int64)
     for b, (s, e) in enumerate(zip(starts, ends, strict=True)):
         pick, at = rule.curve(np.asarray(values[s:e], dtype=np.float64), ties, choice.param)
-        if not -1 <= pick <= at < e - s or pick > at:
+        if not -1 <= pick <= at < e - s:
             raise ValueError(f"stopping rule {rule.id!r} returned epoch position {pick} and "
                              f"stop position {at} for a curve of {e - s} epochs (needs "
                              "-1 <= returned <= stop < epochs)")
@@ -348,7 +348,7 @@ def apply_rule(choice: RuleChoice, values: np.ndarray, epochs: np.ndarray, start
 
 # --- selected rows -------------------------------------------------------------------------------
 
-#: columns a selection gained with the rules, and their value in a selection made before
+#: the columns a selection gained with the rules (a file selected before them lacks them all)
 RULE_COLUMNS: tuple[str, ...] = ("rule", "patience", "stop_epoch", "epochs_trained",
                                  "epochs_recorded", "oracle_logloss_ts")
 
