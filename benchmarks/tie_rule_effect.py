@@ -35,7 +35,7 @@ def selections(results: str, models: Sequence[str] | None) -> dict[str, pd.DataF
             continue
         tables = [read_records(p) for p in pair.runs]
         for ties in EPOCH_TIES:
-            out[ties].extend(select_table(t, epoch_ties=ties) for t in tables)
+            out[ties].extend(select_table(t, epoch_ties=ties, patience=[]) for t in tables)
     if not out["first"]:
         raise SystemExit(f"{results}: no complete (model, dataset) with its runs files")
     return {t: pd.concat(v, ignore_index=True) for t, v in out.items()}

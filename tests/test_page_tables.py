@@ -199,7 +199,9 @@ def _headline_selected(gain_percent: float, n_datasets: int = 6) -> pd.DataFrame
                        epoch=1, val=0.0, n_candidates=1, n_skipped=0, beta=1.0,
                        fit_seconds=1.0, params="{}", n_train=640, n_val=160, n_test=200,
                        n_classes=2, n_rows=20_000, stopping=stopping,
-                       test_logloss_ts=0.5 * factor)
+                       test_logloss_ts=0.5 * factor,
+                   rule="best", patience=None, stop_epoch=1, epochs_trained=1,
+                   epochs_recorded=1, oracle_logloss_ts=1.0)
             rows.append(row)
     return pd.DataFrame(rows)[list(SELECTED_COLUMNS)]
 

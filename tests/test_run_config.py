@@ -203,6 +203,29 @@ def test_the_tie_rule_is_a_study_setting_with_one_set_of_values(tmp_path):
     assert folder_settings(old).epoch_ties == DEFAULT_EPOCH_TIES
 
 
+def test_the_patiences_are_a_redraw_setting_checked_like_the_others(tmp_path):
+    """patience: a list or a mapping model -> list of integers >= 1, checked by the schema and
+    the registry; it may differ from the folder's (it reselects and redraws, never retrains),
+    and the folder remembers its own."""
+    assert "patience" in INVOCATION_KEYS
+    assert "patience" in _error({"preset": "demo", "patience": [0]})
+    assert "patience" in _error({"preset": "demo", "patience": "often"})
+    results = tmp_path / "results"
+    with pytest.raises(ConfigError, match="'patience': unknown model 'catboost'"):
+        settle(_defaults(results), {"patience": {"catboost": [5]}}, SCHEMA)
+    remember(results, settle(_defaults(results), {"preset": "smoke"}, SCHEMA).config)
+    assert folder_settings(results).patience == [1, 2]  # the smoke preset's
+    asked = settle(_defaults(results), {"patience": ["10", "50"]}, SCHEMA)  # as --config
+    assert asked.config["patience"] == [10, 50]
+    mapping = settle(_defaults(results), {"patience": {"mlp": ["4"], "xgboost": "null"}},
+                     SCHEMA)
+    assert mapping.config["patience"] == {"mlp": [4], "xgboost": None}
+    assert settle(_defaults(results), {}, SCHEMA).config["patience"] == [1, 2]
+    paper = tmp_path / "paper"
+    remember(paper, settle(_defaults(paper), {"preset": "paper"}, SCHEMA).config)
+    assert folder_settings(paper).patience is None  # each model's defaults
+
+
 # --- dataset names -------------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from fixtures.synthetic import SyntheticDataset, synthetic_run
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.runs_schema import record_columns, val_column
 from tabbench.select import SELECTED_COLUMNS, select_files, select_table, write_selected
+from tabbench.stopping_rules import best_rows
 
 INF = np.inf
 NAN = np.nan
@@ -44,8 +45,13 @@ def records(curves: dict[int, list[float]], metric: str = "logloss", split: int 
     return df
 
 
-def pick(sel: pd.DataFrame, regime: str, stopping: str = "logloss", split: int = 0) -> pd.Series:
-    row = sel[(sel["regime"] == regime) & (sel["stopping"] == stopping) & (sel["split"] == split)]
+def pick(sel: pd.DataFrame, regime: str, stopping: str = "logloss", split: int = 0,
+         rule: str = "best", patience: int | None = None) -> pd.Series:
+    """The one selected row of (regime, stopping, split) under ``rule`` (the paper's ``best``
+    by default) with parameter ``patience``."""
+    same = sel["patience"].isna() if patience is None else sel["patience"] == patience
+    row = sel[(sel["regime"] == regime) & (sel["stopping"] == stopping) & (sel["split"] == split)
+              & (sel["rule"] == rule) & same.fillna(False).astype(bool)]
     assert len(row) == 1, row
     return row.iloc[0]
 
@@ -103,7 +109,7 @@ def test_default_is_config_0_even_when_worse_and_missing_when_all_nan():
 def test_no_tuned_rows_without_random_configs():
     sel = select_table(records({0: [1.0, 0.5]}))
     assert set(sel["regime"]) == {"default"}
-    assert len(sel) == len(stopping_metric_ids())
+    assert len(best_rows(sel)) == len(stopping_metric_ids())
 
 
 def test_each_stopping_metric_uses_its_own_column():
@@ -164,7 +170,7 @@ def test_matches_a_loop_reference_on_synthetic_runs_with_nans_and_ties():
                                   diverge_rate=0.3, seed=7) for s in range(2)])
     assert df[val_column("logloss")].isna().any()
     assert df.duplicated(["split", "config", val_column("error")]).any()  # accuracy ties
-    got = select_table(df)[["split", "regime", "stopping", "config", "epoch"]]
+    got = best_rows(select_table(df))[["split", "regime", "stopping", "config", "epoch"]]
     want = _naive(df)
     key = ["split", "regime", "stopping"]
     pd.testing.assert_frame_equal(got.sort_values(key, ignore_index=True),
@@ -204,3 +210,21 @@ def test_cli_select_writes_the_selection(tmp_path):
     assert cli.main(["select", "--runs", str(run), "--out", str(last), "--epoch-ties",
                      "last"]) == 0
     assert pick(pd.read_parquet(last), "default")["epoch"] == 3
+
+
+def test_cli_select_takes_the_models_patiences(tmp_path):
+    from tabbench import cli
+
+    run = tmp_path / "split0.parquet"
+    records({0: [2.0, 1.0, 3.0, 3.0, 0.5], 1: [0.5, 0.7]}).to_parquet(run, index=False)
+    out = tmp_path / "selected.parquet"
+    assert cli.main(["select", "--runs", str(run), "--out", str(out), "--patience", "2"]) == 0
+    sel = pd.read_parquet(out)
+    assert set(sel["rule"]) == {"best", "patience"} and set(sel["patience"].dropna()) == {2}
+    r = pick(sel, "default", rule="patience", patience=2)
+    assert (r["epoch"], r["stop_epoch"]) == (2, 4)
+    assert cli.main(["select", "--runs", str(run), "--out", str(out), "--patience"]) == 0
+    assert set(pd.read_parquet(out)["rule"]) == {"best"}  # none given: the whole run only
+    assert cli.main(["select", "--runs", str(run), "--out", str(out)]) == 0
+    defaults = pd.read_parquet(out)  # the records are an MLP's: its default patiences
+    assert set(defaults["patience"].dropna()) == {8, 16, 32}

@@ -28,6 +28,12 @@ from tabbench.frames import read_frames, write_frames
 from tabbench.io import read_parquet
 from tabbench.methods import BASELINE
 from tabbench.provenance import runs_files_provenance
+from tabbench.stopping_rules import (
+    best_rows,
+    describe_rules,
+    selected_choices,
+    with_rule_columns,
+)
 from tabbench.summary_markdown import markdown_summary
 from tabbench.summary_tables import (
     LARGE_ROWS,
@@ -56,18 +62,21 @@ SUMMARY_FILES: dict[str, str] = {
     "claims_markdown": "claims.md",
     "claims_html": "claims.html",
     "declared": "declared.parquet",
+    "rules": "rules.parquet",
     "meta": "meta.json",
 }
 
 
 def load_selected(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """Concatenate ``results/selected/{model}/{dataset}.parquet`` files."""
-    frames = [read_parquet(p) for p in paths]
+    """Concatenate ``results/selected/{model}/{dataset}.parquet`` files; a file selected before
+    stopping rules existed reads as the ``best`` rule's
+    (:func:`tabbench.stopping_rules.with_rule_columns`)."""
+    frames = [with_rule_columns(read_parquet(p)) for p in paths]
     frames = [f for f in frames if len(f)]
     if not frames:
         from tabbench.select import SELECTED_COLUMNS
 
-        return pd.DataFrame({c: [] for c in SELECTED_COLUMNS})
+        return with_rule_columns(pd.DataFrame({c: [] for c in SELECTED_COLUMNS}))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -77,10 +86,14 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
     """All summary tables (in memory) from the concatenated selected rows. ``rope``: the
     Bayesian test's region of practical equivalence in % (config ``rope_percent``); ``view``:
     the baseline, Fig. 5's methods and the declared comparisons (:mod:`tabbench.summary_view`;
-    None = the paper's)."""
+    None = the paper's). The paper's tables read the ``best`` stopping rule's rows; every rule
+    is in ``rules`` and in the claims re-checked per rule (:mod:`tabbench.rule_summary`)."""
     from tabbench.claims import CLAIMS, check_claims, declared_differences
+    from tabbench.rule_summary import rule_claims, rules_table
 
     view = view or SummaryView()
+    every_rule = with_rule_columns(selected)
+    selected = best_rows(every_rule)
     means = dataset_means(selected)
     pairs = paired_with_baseline(selected, baseline=view.baseline)
     rel = relative_differences(selected, baseline=view.baseline, large_rows=large_rows,
@@ -90,6 +103,9 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
     epochs = mean_best_epochs(selected)
     curve_run = choose_curve_run(selected, runs_dir)
     claims = check_claims(selected, large_rows, claims=CLAIMS + view.declared, rope=rope)
+    by_rule = rule_claims(every_rule, large_rows, rope)
+    if len(by_rule):
+        claims = pd.concat([claims, by_rule], ignore_index=True)
     declared = declared_differences(selected, view.declared, large_rows)
     failures = folder_failures(selected, runs_dir)
     meta = {
@@ -103,6 +119,8 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "curve_run": (None if curve_run is None
                       else curve_run.relative_to(Path(runs_dir)).as_posix()),
         **view.as_meta(),
+        "stopping_rules": {str(m): describe_rules(selected_choices(g))
+                           for m, g in every_rule.groupby("model", sort=True)},
         "dropped_splits": dropped_splits(selected, baseline=view.baseline, pairs=pairs),
         "failures": failures,
         **runs_files_provenance(selected, runs_dir),
@@ -117,6 +135,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "curve": extract_curve(curve_run),
         "claims": claims,
         "declared": declared,
+        "rules": rules_table(every_rule, large_rows, view.baseline),
         "meta": meta,
     }
     return render_texts(frames)
@@ -158,9 +177,16 @@ def write_summary(frames: dict[str, object], out_dir: str | Path) -> dict[str, P
     return write_frames(frames, SUMMARY_FILES, out_dir)
 
 
+#: summary files a summary written before they existed lacks (read as absent, drawn as such)
+LATER_SUMMARY_FILES = ("rules",)
+
+
 def read_summary(summary_dir: str | Path) -> dict[str, object]:
-    """Read back what :func:`write_summary` wrote (the plots' only input)."""
-    return read_frames(SUMMARY_FILES, summary_dir)
+    """Read back what :func:`write_summary` wrote (the plots' only input); a file of
+    :data:`LATER_SUMMARY_FILES` that an older summary lacks is left out."""
+    files = {k: v for k, v in SUMMARY_FILES.items()
+             if k not in LATER_SUMMARY_FILES or (Path(summary_dir) / v).is_file()}
+    return read_frames(files, summary_dir)
 
 
 def aggregate(selected_paths: Iterable[str | Path], out_dir: str | Path,

@@ -19,7 +19,11 @@ A page names what it embeds: ``<!-- generated table: NAME; ... -->`` up to
 * ``regret``: each stopping metric's median regret against the best (config, epoch) on test
   (the diagnostics' ``regret_summary``, computed from the complete pairs' runs files);
 * ``rope``: the paper's headline claim judged again at several regions of practical
-  equivalence, beside the folder's own: how much of its verdict is the ROPE's.
+  equivalence, beside the folder's own: how much of its verdict is the ROPE's;
+* ``stopping_rules``: per model, regime and stopping rule (the whole run; patience p), whether
+  TS-Ref.+TS beats Logloss+TS under that rule and the median fraction of epochs each method
+  trains (:func:`tabbench.rule_summary.rules_answer`, what ``tabbench stopping-rules``
+  prints).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.methods import BASELINE
+from tabbench.stopping_rules import best_rows
 
 _BEGIN = "<!-- generated table: {name}; by `tabbench claims-table --page`, do not edit -->"
 _END = "<!-- end of generated table: {name} -->"
@@ -73,6 +78,7 @@ def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
 
     selected, _ = collect_selected(results, jobs)
     frames, large_rows = summary_frames(results, selected)
+    selected = best_rows(selected)  # the paper's rule: what the pairs and the ROPE table read
     models = tuple((read_run_config(results) or {}).get("models") or ())
     regret = Path(ResultsLayout(results).diagnostics_dir) / DIAGNOSTIC_TABLE_FILES["regret"]
     return PageInputs(frames, selected, large_rows, models,
@@ -156,8 +162,17 @@ def regenerate_page(page: str, inputs: PageInputs) -> str:
 
 def _claims(inputs: PageInputs) -> str:
     from tabbench.claims import reproduction_table
+    from tabbench.rule_summary import paper_claims
 
-    return reproduction_table(inputs.frames["claims"])
+    return reproduction_table(paper_claims(inputs.frames["claims"]))
+
+
+def _stopping_rules(inputs: PageInputs) -> str:
+    from tabbench.rule_summary import answer_markdown, rules_answer
+
+    frames = inputs.frames
+    return answer_markdown(rules_answer(frames["claims"], frames["rules"]), inputs.large_rows,
+                           frames["meta"]["rope_percent"]).strip()
 
 
 def complete_pairs_table(selected: pd.DataFrame, large_rows: int,
@@ -363,4 +378,5 @@ TABLES: dict[str, Callable[[PageInputs], str]] = {
     "ranks": lambda i: ranks_table(i.frames["ranks"]),
     "regret": lambda i: regret_table(i.regret),
     "rope": lambda i: rope_table(i.selected, i.large_rows, i.frames["meta"]["rope_percent"]),
+    "stopping_rules": _stopping_rules,
 }

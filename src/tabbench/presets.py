@@ -40,6 +40,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "max_rows": 100_000,
         "figures_large_rows": 10_000,
         "epochs": {},  # the registered paper epochs
+        "patience": None,  # each model's default patiences (tabbench.stopping_rules)
     },
     "demo": {
         "suite": "demo",
@@ -53,6 +54,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         # (LightGBM is not in the demo's models; these are its rounds if you add it)
         "epochs": {"xgboost_default": 100, "xgboost_tuned": 200, "mlp": 24, "realmlp": 24,
                    "lightgbm_default": 100, "lightgbm_tuned": 200},
+        "patience": None,
     },
     "bundled": {
         # the paper's protocol on the data we ship: every bundled dataset at full size (the
@@ -65,6 +67,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "max_rows": 100_000,
         "figures_large_rows": 10_000,
         "epochs": {},  # the registered paper epochs
+        "patience": None,
     },
     "large": {
         "suite": "large",
@@ -87,6 +90,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "figures_large_rows": 1_500,
         "epochs": {"xgboost_default": 10, "xgboost_tuned": 10, "mlp": 3, "realmlp": 3,
                    "lightgbm_default": 10, "lightgbm_tuned": 10},
+        # runs of 3 to 10 epochs: patiences that stop some of them early
+        "patience": [1, 2],
     },
 }
 
@@ -114,6 +119,7 @@ PRESET_KEYS = (
     "max_rows",
     "figures_large_rows",
     "epochs",
+    "patience",
 )
 
 
@@ -127,7 +133,8 @@ def coerce_cli_strings(config: Mapping[str, Any]) -> dict[str, Any]:
 
     ``--config epochs='{mlp: 8}'`` reaches the workflow as ``{"mlp": "8"}`` (Snakemake reads
     nested values with YAML's BaseLoader), which the schema would rightly reject as a string.
-    Integer strings under ``epochs`` become ints and ``null``/``None``/empty become None. A
+    Integer strings under ``epochs`` (and in ``patience``'s lists) become ints and
+    ``null``/``None``/empty become None. A
     top-level ``key=null`` arrives as the string ``"null"`` for the same reason (only ``key=``
     gives None), so a top-level null spelling becomes None too: ``--config
     mlp_max_one_hot_levels=null`` means null, as in config.yaml. Nothing else is touched, so a
@@ -150,7 +157,28 @@ def coerce_cli_strings(config: Mapping[str, Any]) -> dict[str, Any]:
                         value = None
                 fixed[key] = value
             out[name] = fixed
+    if "patience" in out:
+        out["patience"] = _int_lists(out["patience"])
     return out
+
+
+def _int_lists(value: Any) -> Any:
+    """``patience`` as ``--config`` gives it (YAML's BaseLoader: strings) with integer strings
+    as ints and null spellings as None, in a list or in a mapping's lists."""
+    def one(v: Any) -> Any:
+        if isinstance(v, str):
+            text = v.strip()
+            if text.lstrip("+-").isdigit():
+                return int(text)
+            if is_null(text):
+                return None
+        return v
+
+    if isinstance(value, Mapping):
+        return {k: _int_lists(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [one(v) for v in value]
+    return one(value)
 
 
 def check_registered_names(config: Mapping[str, Any]) -> None:
@@ -170,6 +198,12 @@ def check_registered_names(config: Mapping[str, Any]) -> None:
         for name in n_configs:
             if name not in models:
                 raise ValueError(f"config key 'n_configs': unknown model {name!r}; registered "
+                                 f"models: {', '.join(models)} {where}")
+    patience = config.get("patience")
+    if isinstance(patience, Mapping):
+        for name in patience:
+            if name not in models:
+                raise ValueError(f"config key 'patience': unknown model {name!r}; registered "
                                  f"models: {', '.join(models)} {where}")
     keys = paper_epochs()
     for key in config.get("epochs") or {}:

@@ -83,6 +83,8 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
     summary was computed from); and what is left out with why. Refused when a complete pair
     changed after the summary was computed (a study still running completes pairs between the
     redraw and the copy): the copy would ship selections its summary and diagnostics lack."""
+    from tabbench.run_config import folder_settings
+
     layout = ResultsLayout(results)
     files: list[tuple[Path, Path]] = []
     to_select: list[tuple[list[Path], Path]] = []
@@ -94,6 +96,7 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
         raise PublishError(f"{summary}/meta.json is missing: run `snakemake figures` (or the "
                            "study) on the folder before publishing it")
     summarised_at = (summary / "meta.json").stat().st_mtime
+    patience = folder_settings(results).patience
     for pair in complete_results(results):
         if _newest_input(pair) > summarised_at:
             raise PublishError(
@@ -102,7 +105,7 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
                 f"{results} --out {results} --figures-dir {results}/figures`, or `snakemake "
                 "figures`), then publish")
         selected = Path(layout.selected(pair.model, pair.dataset))
-        if pair.selected_is_fresh():
+        if pair.selected_is_fresh() and not _other_rules(pair, patience):
             files.append((selected, selected.relative_to(results)))
         else:
             to_select.append(([Path(r) for r in pair.runs], selected.relative_to(results)))
@@ -124,6 +127,19 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
         **DESCRIPTION_LEFT_OUT,
     }
     return files, to_select, left_out
+
+
+def _other_rules(pair, patience: object) -> bool:
+    """Whether ``pair``'s selected file holds other stopping rules than the folder's setting
+    asks for while its runs are there: the summary then selected it again in memory
+    (:func:`tabbench.results_folder.collect_selected`), and so does the copy."""
+    from tabbench.aggregate import load_selected
+    from tabbench.stopping_rules import rule_choices, selected_choices
+
+    if not pair.runs:
+        return False
+    held = set(selected_choices(load_selected([pair.selected])))
+    return held != set(rule_choices(pair.model, patience))
 
 
 def progress(results: PathLike) -> dict:
@@ -165,9 +181,9 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
         target = tmp / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
-    ties = folder_settings(results).epoch_ties  # the study's rule, as its select rule's
+    settings = folder_settings(results)  # the study's tie rule and patiences, as its select's
     for runs, rel in to_select:
-        write_selected(runs, tmp / rel, ties)
+        write_selected(runs, tmp / rel, settings.epoch_ties, settings.patience)
         total += (tmp / rel).stat().st_size
     manifest = {
         # the study folder's name: its absolute path names the publisher's machine, not the study

@@ -102,14 +102,14 @@ class ReplayResult:
 def selections_from_records(records: pd.DataFrame, epoch_ties: str = DEFAULT_EPOCH_TIES
                             ) -> list[Selection]:
     """The selection of :func:`tabbench.select.select_table` for the records of one split (with
-    the study's tie rule: config ``epoch_ties``), with the recorded val/test
-    logloss of each chosen (config, epoch)."""
+    the study's tie rule: config ``epoch_ties``; the ``best`` stopping rule, which the
+    diagnostics replay), with the recorded val/test logloss of each chosen (config, epoch)."""
     from tabbench.select import select_table
 
     splits = records["split"].unique()
     if len(splits) != 1:
         raise ValueError(f"records of one split expected, got splits {sorted(splits)}")
-    chosen = select_table(records, epoch_ties=epoch_ties)
+    chosen = select_table(records, epoch_ties=epoch_ties, patience=[])
     if chosen.empty:
         return []
     index = records.set_index(["config", "epoch"])

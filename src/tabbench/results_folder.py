@@ -41,10 +41,23 @@ from tabbench.layout import (
     replay_sidecar,
 )
 from tabbench.select import SELECTED_COLUMNS, select_files
+from tabbench.stopping_rules import rule_choices, selected_choices, with_rule_columns
 from tabbench.study_description import write_description
 
 #: what a results folder holds for one complete (model, dataset); the old name
 Pair = CachedResult
+
+
+class _FolderSetting:
+    """The default of a setting argument: the results folder's own value (run_config.yaml),
+    where None is a value of its own (e.g. ``patience``: each model's defaults)."""
+
+    def __repr__(self) -> str:
+        return "FOLDER"
+
+
+#: "use the folder's setting" (:func:`collect_selected`, :func:`regenerate`)
+FOLDER = _FolderSetting()
 
 
 def discover(results: str | Path, n_splits: int | None = None) -> list[CachedResult]:
@@ -71,18 +84,31 @@ def regenerate_inputs(results: str | Path) -> list[Path]:
     return out
 
 
-def collect_selected(results: str | Path, jobs: int | None = None, reselect: bool = False
-                     ) -> tuple[pd.DataFrame, dict[str, int]]:
+def collect_selected(results: str | Path, jobs: int | None = None, reselect: bool = False,
+                     patience: Any = FOLDER) -> tuple[pd.DataFrame, dict[str, int]]:
     """All selected rows of a results folder (module docstring), selected again with the
     folder's tie rule (config ``epoch_ties``) where needed; also counts of (reused,
-    recomputed) pairs."""
+    recomputed) pairs. ``patience``: the stopping rules' setting
+    (:func:`tabbench.stopping_rules.patiences_for`; :data:`FOLDER` = the folder's). A
+    cached selected file that holds other rules than the setting asks for is selected again
+    from its runs (a redraw with other patiences retrains nothing); without runs (a published
+    copy) it is used as it is."""
     from tabbench.run_config import folder_settings
 
-    select_pair = partial(select_files, epoch_ties=folder_settings(results).epoch_ties)
+    settings = folder_settings(results)
+    if patience is FOLDER:
+        patience = settings.patience
+    select_pair = partial(select_files, epoch_ties=settings.epoch_ties, patience=patience)
     pairs = discover(results)
     reuse = [p for p in pairs if p.selected is not None and not reselect and p.selected_is_fresh()]
+    frames = []
+    for p in list(reuse):
+        cached = load_selected([p.selected])
+        if p.runs and set(selected_choices(cached)) != set(rule_choices(p.model, patience)):
+            reuse.remove(p)  # other rules than asked for: selected again below
+        else:
+            frames.append(cached)
     redo = [p for p in pairs if p not in reuse and p.runs]
-    frames = [load_selected([p.selected for p in reuse])] if reuse else []
     jobs = jobs or os.cpu_count() or 1
     if redo:
         if jobs > 1 and len(redo) > 1:
@@ -92,7 +118,7 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
             frames += [select_pair(p.runs) for p in redo]
     frames = [f for f in frames if len(f)]
     selected = (pd.concat(frames, ignore_index=True) if frames
-                else pd.DataFrame({c: [] for c in SELECTED_COLUMNS}))
+                else with_rule_columns(pd.DataFrame({c: [] for c in SELECTED_COLUMNS})))
     return selected, {"pairs": len(pairs), "reused": len(reuse), "recomputed": len(redo)}
 
 
@@ -124,7 +150,8 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, large_rows: int 
 def regenerate(results: str | Path, out: str | Path, large_rows: int | None = None,
                jobs: int | None = None, reselect: bool = False,
                rope: float | None = None, view: Mapping[str, Any] | None = None, *,
-               figures_dir: str | Path | None = None, draw: bool = True) -> dict[str, float]:
+               figures_dir: str | Path | None = None, draw: bool = True,
+               patience: Any = FOLDER) -> dict[str, float]:
     """Selection (where needed), summary tables (``out/summary/``), the HTML report's opening
     page (``out/summary/study.rst``: :mod:`tabbench.study_description`) and every figure
     (``figures_dir``, default ``out/``; the workflow's regenerate job redraws a results folder
@@ -136,11 +163,13 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     :data:`tabbench.comparisons.ROPE_PERCENT`; ``view`` (config keys figures_baseline,
     figures_methods, comparisons: :mod:`tabbench.summary_view`) over the folder's own.
     ``draw=False`` writes the same tables and no figure: for a caller that keeps only the
-    summary (``tabbench publish --onto`` ships no figure; drawing them is most of the time)."""
+    summary (``tabbench publish --onto`` ships no figure; drawing them is most of the time).
+    ``patience``: the stopping rules' setting (:func:`collect_selected`; default the
+    folder's)."""
     from tabbench.plots import make_figures
 
     t0 = time.perf_counter()
-    selected, counts = collect_selected(results, jobs, reselect)
+    selected, counts = collect_selected(results, jobs, reselect, patience)
     t1 = time.perf_counter()
     frames, large_rows = summary_frames(results, selected, large_rows, rope, view)
     if _keep_published_provenance(results, frames["meta"]):

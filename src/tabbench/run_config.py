@@ -51,7 +51,8 @@ from tabbench.presets import PRESETS, coerce_cli_strings, resolve_config
 #: redraws the summary and figures, and so does ``rope_percent``; ``replay_rtol`` is the
 #: replay self-check's tolerance; ``keep_for_restop``/``restop_max_mb`` are what a job keeps
 #: beside its records for ``tabbench restop`` and ``retry_failed`` whether a resume retrains
-#: recorded failures; ``results_dir`` is how the folder is found)
+#: recorded failures; ``results_dir`` is how the folder is found; ``patience``, the stopping
+#: rules' parameters, reselects and redraws: every epoch is recorded)
 INVOCATION_KEYS = frozenset({
     "results_dir",
     "train_threads",
@@ -72,6 +73,7 @@ INVOCATION_KEYS = frozenset({
     "pypi_cache_dir",
     "pypi_timeout",
     "pypi_retries",
+    "patience",
 })
 
 
@@ -273,6 +275,9 @@ class FolderSettings:
     view: dict[str, Any] = field(default_factory=dict)
     #: which of tied epochs its selections keep (config ``epoch_ties``, :mod:`tabbench.select`)
     epoch_ties: str = field(default_factory=lambda: implicit_defaults()["epoch_ties"])
+    #: the stopping rules' patiences (config ``patience``: None = each model's defaults, a
+    #: list, or a mapping model -> list; :func:`tabbench.stopping_rules.patiences_for`)
+    patience: Any = None
 
 
 def folder_settings(results: PathLike) -> FolderSettings:
@@ -292,6 +297,7 @@ def folder_settings(results: PathLike) -> FolderSettings:
         return FolderSettings(None if large is None else int(large),
                               int(cfg["n_splits"]) if cfg.get("n_splits") else None,
                               layout.run_config, None if rope is None else float(rope), view,
-                              with_implicit_defaults(stored)["epoch_ties"])
+                              with_implicit_defaults(stored)["epoch_ties"],
+                              cfg.get("patience"))
     large = _summary_large_rows(results)
     return FolderSettings(large, None, layout.summary(META) if large is not None else None)

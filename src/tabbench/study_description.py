@@ -138,19 +138,28 @@ def _scale(selected: pd.DataFrame, meta: Mapping[str, Any]) -> list[str]:
                      f"{int(meta['n_runs_files']):,}")
     lines.append(f"- **Failed configs** (left out of every selection): {failures}"
                  + (" (listed in ``summary/summary.md``)" if failures else ""))
+    rules = meta.get("stopping_rules") or {}
+    if rules:
+        from tabbench.plots.style import model_label
+
+        lines.append("- **Stopping rules** (setting ``patience``; docs/stopping_rules.md): "
+                     + "; ".join(f"{_rst(model_label(m))} {_rst(r)}"
+                                 for m, r in rules.items()))
     return lines
 
 
 def _claims(claims: pd.DataFrame) -> list[str]:
     from tabbench.claims import reproduction_table
+    from tabbench.rule_summary import paper_claims
 
     return ["", "Headline claims", "---------------", "",
             "Each claim of the paper checked on this folder, per model and regime: the median "
             "relative difference to the method it is compared with (with its bootstrap "
             "interval), wins/ties/losses over datasets, the Bayesian signed-rank probabilities "
             "better/equivalent/worse, and the verdict. Every number and the verdict rule: "
-            f"`{CLAIMS_CATEGORY}`_.", "",
-            markdown_table_rst(reproduction_table(claims))]
+            f"`{CLAIMS_CATEGORY}`_ (which also re-checks the stopping metrics' comparisons "
+            "under each patience stopping rule, figure \"Stopping rules\").", "",
+            markdown_table_rst(reproduction_table(paper_claims(claims)))]
 
 
 def _figures(root: str, figures: str, figure_stems: Sequence[str],

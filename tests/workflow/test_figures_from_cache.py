@@ -128,6 +128,26 @@ def test_tabbench_figures_equals_snakemake_figures(smoke, tmp_path):
     assert (summary["subset"] == "large").any()  # Fig. 5 is not empty
 
 
+def test_other_patiences_reselect_and_redraw_but_never_train(smoke, tmp_path):
+    """The stopping rules' patiences are a reselect/redraw setting: on the finished folder,
+    `figures` with other patiences plans the one regenerate job, the study plans the select
+    jobs again (their params changed) but no train job, and the redraw holds the new
+    patiences without touching the runs."""
+    with _restored(smoke, tmp_path) as ws:
+        other = ("--config", "patience=[3]")
+        assert set(_planned(ws, "figures", *other)) == {"regenerate", "figures", "total"}
+        study = _planned(ws, *other)
+        assert not set(study) & set(DATA_JOBS), study
+        assert study.get("select") == len(list((ws.root / "results" / "selected").glob(
+            "*/*.parquet"))), study
+        before = _mtimes(ws.root, "results/runs", "data")
+        res = ws.snakemake("--cores", "1", "figures", *other)
+        assert res.returncode == 0, _text(res)[-3000:]
+        assert _mtimes(ws.root, "results/runs", "data") == before
+        rules = pd.read_parquet(ws.root / "results" / "summary" / "rules.parquet")
+        assert set(rules["choice"]) == {"best", "patience 3"}
+
+
 def test_a_config_that_disagrees_with_the_folder_is_refused(smoke):
     before = _mtimes(smoke.root, "results", "data")
     for args in (["figures", "-n"], []):

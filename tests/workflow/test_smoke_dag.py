@@ -211,3 +211,60 @@ def test_every_documented_output_is_written(smoke_run):
     assert len(patterns) > 20, patterns
     missing = [p for p in patterns if not list(ws.root.glob(p.rstrip("/")))]
     assert not missing, missing
+
+
+def _patience_reference(values, p: int) -> tuple[int, int]:
+    """(returned epoch, stop epoch) of patience ``p`` on one validation curve (1-based), written
+    out here as a training loop does it: an epoch improves when it is finite and strictly below
+    the best so far (the folder's tie rule, first); stop once ``p`` epochs have not improved."""
+    best, best_epoch, since = float("inf"), 0, 0
+    for epoch, v in enumerate(values, start=1):
+        if v == v and abs(v) != float("inf") and v < best:
+            best, best_epoch, since = v, epoch, 0
+        else:
+            since += 1
+        if since >= p:
+            return best_epoch, epoch
+    return best_epoch, len(values)
+
+
+def test_the_stopping_rules_are_selected_claimed_and_drawn(smoke_run):
+    from tabbench.metrics.registry import stopping_metric_ids
+    from tabbench.stopping_rules import patiences_for
+
+    ws, _ = smoke_run
+    results = ws.root / "results"
+    patiences = patiences_for(SMOKE["patience"], "mlp")
+    assert patiences == (1, 2)
+    stopped_early = 0
+    for model in MODELS:
+        for ds in DATASETS:
+            sel = pd.read_parquet(results / "selected" / model / f"{ds}.parquet")
+            runs = pd.read_parquet(results / "runs" / model / ds / "split0.parquet")
+            default = runs[runs["config"] == 0].sort_values("epoch")
+            for p in patiences:
+                rows = sel[(sel["rule"] == "patience") & (sel["patience"] == p)
+                           & (sel["regime"] == "default")]
+                assert set(rows["stopping"]) == set(stopping_metric_ids()), (model, ds, p)
+                for r in rows.itertuples():
+                    # the default regime (one config): an independent recomputation from the
+                    # runs file's validation curve
+                    want = _patience_reference(default[f"val_{r.stopping}"].tolist(), p)
+                    assert (r.epoch, r.stop_epoch) == want, (model, ds, p, r.stopping)
+                    assert r.epochs_trained == r.stop_epoch
+                    assert r.epochs_recorded == len(default)
+                    stopped_early += r.stop_epoch < len(default)
+            best = sel[sel["rule"] == "best"]
+            assert best["patience"].isna().all() and len(best) > 0
+            whole = best[best["regime"] == "default"]
+            assert (whole["stop_epoch"] == whole["epochs_recorded"]).all()  # the whole run
+    assert stopped_early > 0  # the smoke's patiences do stop some runs early
+    claims = pd.read_parquet(results / "summary" / "claims.parquet")
+    by_rule = claims[claims["figure"] == "Stopping rules"]
+    assert {f"ts_ref_beats_logloss_patience{p}" for p in patiences} <= set(by_rule["claim"])
+    assert "under patience 1" in (results / "summary" / "claims.md").read_text()
+    rules = pd.read_parquet(results / "summary" / "rules.parquet")
+    assert {"best", "patience 1", "patience 2"} <= set(rules["choice"])
+    html = (results / "report.html").read_text()
+    for stem in ("figR_compute_quality", "figR_regret_by_rule"):
+        assert f"{stem}.png" in html, stem

@@ -68,6 +68,9 @@ except ViewError as e:
     sys.exit(f"tabbench: invalid configuration: {e}")
 # the redraw settings of what the summary compares (a param of the regenerate rule)
 VIEW_FLAGS = _view_flags()
+# the stopping rules' patiences (config patience; a reselect/redraw setting, never a retrain):
+# the regenerate job selects again, in memory, the pairs whose selected files hold others
+PATIENCE_FLAG = f" --patience {shlex.quote(json.dumps(CFG.get('patience')))}"
 # the report's opening page (Snakemake's global `report:` description), drawn from the folder
 DESCRIPTION = RESULTS_LAYOUT.summary(DESCRIPTION_FILE)
 
@@ -145,7 +148,7 @@ def regenerate_command(description):
     return (
         f"tabbench figures --results {shlex.quote(root)} --out {shlex.quote(root)}"
         f" --figures-dir {shlex.quote(figures)} --large-rows {FIGURES_LARGE_ROWS}"
-        f" --rope {ROPE_PERCENT}{VIEW_FLAGS}"
+        f" --rope {ROPE_PERCENT}{VIEW_FLAGS}{PATIENCE_FLAG}"
     )
 
 

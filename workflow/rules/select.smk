@@ -22,8 +22,10 @@ rule select:
     conda:
         "../../environment.yml"
     params:
-        # config epoch_ties (a rerun trigger: another rule selects other epochs)
+        # config epoch_ties and this model's patiences (rerun triggers: another rule or
+        # patience selects other epochs; neither is a train param, so no training reruns)
         ties=CFG["epoch_ties"],
+        patience=select_patience,
     shell:
         "tabbench select --runs {input.runs:q} --out {output:q} --epoch-ties {params.ties}"
-        " > {log:q} 2>&1"
+        " --patience {params.patience} > {log:q} 2>&1"

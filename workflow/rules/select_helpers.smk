@@ -1,5 +1,8 @@
 # Helpers of workflow/rules/select.smk (kept apart from the rules, as Snakemake's linter asks).
 # Paths: tabbench.layout (RESULTS_LAYOUT).
+from tabbench.stopping_rules import patiences_for
+
+
 def select_input(wildcards):
     """The runs files of every configured split of one (model, dataset), a dataset the
     configuration knows."""
@@ -18,3 +21,9 @@ def study_selected(wildcards=None):
 
 
 TARGET_FUNCTIONS.append(study_selected)
+
+
+def select_patience(wildcards):
+    """This model's patiences under config patience (tabbench.stopping_rules.patiences_for),
+    as the words after `--patience` (none: the whole-run rule only)."""
+    return " ".join(map(str, patiences_for(CFG.get("patience"), wildcards.model)))

@@ -91,3 +91,28 @@ def add_epoch_ties(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epoch-ties", choices=EPOCH_TIES, default=DEFAULT_EPOCH_TIES,
                         help="config epoch_ties: keep the first (default) or the last of tied "
                              "epochs (pytabkit's rule for networks)")
+
+
+def patience_setting(text: str) -> Any:
+    """The ``patience`` setting as text (YAML or JSON): a list of patiences for every model,
+    a mapping model -> list, ``[]`` (no patience rule) or a null spelling (each model's
+    defaults); :func:`tabbench.stopping_rules.patiences_for` reads it."""
+    import yaml
+
+    if is_null(text):
+        return None
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise argparse.ArgumentTypeError(f"not YAML: {e}") from None
+
+    def ints(v: Any) -> bool:
+        return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
+                                           and x >= 1 for x in v)
+
+    if ints(value) or (isinstance(value, dict) and all(
+            isinstance(k, str) and (v is None or ints(v)) for k, v in value.items())):
+        return value
+    raise argparse.ArgumentTypeError(
+        f"expected a list of integers >= 1 (e.g. '[20, 50]') or a mapping model -> list "
+        f"(e.g. '{{xgboost: [20, 50], mlp: [8]}}'), got {text!r}")

@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 
 from tabbench.aggregate import LARGE_ROWS
-from tabbench.cli.args import add_epoch_ties, results_folder
+from tabbench.cli.args import add_epoch_ties, patience_setting, positive_int, results_folder
 from tabbench.comparisons import ROPE_PERCENT
 
 
 def _select(args: argparse.Namespace) -> int:
     from tabbench.select import write_selected
 
-    df = write_selected(args.runs, args.out, args.epoch_ties)
+    df = write_selected(args.runs, args.out, args.epoch_ties, args.patience)
     print(f"selected {len(df)} rows from {len(args.runs)} record files -> {args.out}")
     return 0
 
@@ -53,9 +53,21 @@ def _figures(args: argparse.Namespace) -> int:
     from tabbench.results_folder import regenerate
 
     timing = regenerate(args.results, args.out, args.large_rows, args.jobs, args.reselect,
-                        args.rope, _view_settings(args), figures_dir=args.figures_dir)
+                        args.rope, _view_settings(args), figures_dir=args.figures_dir,
+                        patience=args.patience)
     print(json.dumps({k: round(v, 2) if isinstance(v, float) else v
                       for k, v in timing.items()}))
+    return 0
+
+
+def _stopping_rules(args: argparse.Namespace) -> int:
+    from tabbench.results_folder import collect_selected, summary_frames
+    from tabbench.rule_summary import answer_markdown, rules_answer
+
+    selected, _ = collect_selected(args.results, args.jobs, patience=args.patience)
+    frames, large_rows = summary_frames(args.results, selected)
+    answer = rules_answer(frames["claims"], frames["rules"])
+    print(answer_markdown(answer, large_rows, frames["meta"]["rope_percent"]), end="")
     return 0
 
 
@@ -110,6 +122,18 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
                         f"\"versus\": \"TS-Ref.+TS\"}}]'; default: {default}")
 
 
+def _add_patience_option(p: argparse.ArgumentParser) -> None:
+    from tabbench.results_folder import FOLDER
+
+    p.add_argument("--patience", type=patience_setting, default=FOLDER, metavar="YAML",
+                   help="config patience: the patience stopping rule's patiences, a list for "
+                        "every model ('[20, 50]') or a mapping ('{xgboost: [20], mlp: [8]}'), "
+                        "null = each model's defaults; default: the results folder's "
+                        "setting. "
+                        "Selected files holding other patiences are selected again from "
+                        "their runs (nothing is trained)")
+
+
 def _claims_table(args: argparse.Namespace) -> int:
     from tabbench.claims import reproduction_table
     from tabbench.io import write_text_atomic
@@ -140,6 +164,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="results/runs/{model}/{dataset}/split{i}.parquet, one per split")
     p.add_argument("--out", required=True, type=Path)
     add_epoch_ties(p)
+    p.add_argument("--patience", nargs="*", type=positive_int, default=None, metavar="P",
+                   help="config patience for this model: the patience stopping rule's "
+                        "patiences in epochs (rounds), none given = the whole-run rule only; "
+                        "default: the model's defaults (tabbench.stopping_rules)")
     p.set_defaults(func=_select)
 
     p = subparsers.add_parser(
@@ -184,7 +212,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")
+    _add_patience_option(p)
     p.set_defaults(func=_figures)
+
+    p = subparsers.add_parser(
+        "stopping-rules", help="does TS-Ref.+TS beat Logloss+TS under each stopping rule, "
+                               "and how much training each rule saves",
+        description="From --results DIR (a results folder or a published copy): per model, "
+                    "regime and stopping rule (best = the whole run; patience p), the claim "
+                    "'TS-Ref.+TS beats Logloss+TS' (n, median, Bayesian probabilities, "
+                    "verdict) and the median fraction of epochs Logloss+TS, TS-Ref.+TS and "
+                    "Accuracy+TS train (tabbench.rule_summary; docs/stopping_rules.md).")
+    p.add_argument("--results", required=True, type=results_folder)
+    _add_patience_option(p)
+    p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
+    p.set_defaults(func=_stopping_rules)
 
     p = subparsers.add_parser(
         "claims-table", help="the claims of a results folder as one Markdown table",

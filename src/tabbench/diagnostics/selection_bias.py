@@ -101,6 +101,16 @@ def needed_columns(stoppings: Sequence[str] | None = None) -> list[str]:
     return list(dict.fromkeys(cols))
 
 
+def relative_regret(got: np.ndarray | float, oracle: np.ndarray | float) -> np.ndarray:
+    """The regret as a percentage of the oracle, ``100·(got − oracle)/oracle`` (NaN where the
+    oracle is not positive): the diagnostic's ``rel_regret_<t>``, and the regret of each
+    stopping rule in the summary (:mod:`tabbench.rule_summary`)."""
+    got = np.asarray(got, dtype=np.float64)
+    o = np.asarray(oracle, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(o > 0, 100.0 * (got - o) / np.where(o > 0, o, 1.0), np.nan)
+
+
 @lru_cache(maxsize=256)
 def winner_probabilities(n: int, k: int) -> np.ndarray:
     """P(the winner of a uniformly random k-subset of n ranked items has rank r), r = 1..n:
@@ -199,7 +209,7 @@ def split_selection_bias(columns: Mapping[str, np.ndarray], sizes: Sequence[int]
                 row[f"test_{t}"] = got
                 row[f"oracle_{t}"] = o
                 row[f"regret_{t}"] = got - o
-                row[f"rel_regret_{t}"] = 100.0 * (got - o) / o if o > 0 else np.nan
+                row[f"rel_regret_{t}"] = float(relative_regret(got, o))
             sel_rows.append(row)
         tuned = members["tuned"]
         n = int(tuned.sum())

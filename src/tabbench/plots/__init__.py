@@ -25,6 +25,8 @@ FIGURES: dict[str, str] = {
     "figG5_best_epoch": "boxes:fig_g5",
     "fig1_curves": "curves:fig1",
     "figD_declared_comparisons": "declared:fig_declared",
+    "figR_compute_quality": "rules:fig_compute_quality",
+    "figR_regret_by_rule": "rules:fig_regret",
 }
 FIGURE_STEMS: tuple[str, ...] = tuple(FIGURES)
 
