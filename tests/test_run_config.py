@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.config_schema import ConfigError, check_config
 from tabbench.data.manifest import known_names, unknown_dataset_message, ye2024_manifest
 from tabbench.layout import ResultsLayout, read_run_config
+from tabbench.results_folder import collect_selected, summary_frames
 from tabbench.run_config import INVOCATION_KEYS, folder_settings, remember, settle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,7 +168,8 @@ def test_remember_writes_once_atomically_and_never_over_a_file(tmp_path):
         t.join()
     assert sorted(outcomes) == [False] * 7 + [True]
     stored = read_run_config(results)
-    assert stored == {k: v for k, v in cfg.items() if k != "results_dir"}
+    assert stored == {**{k: v for k, v in cfg.items() if k != "results_dir"},
+                      "data_dir_from_results": cfg["data_dir"]}  # absolute: as given
     assert not remember(results, {**cfg, "preset": "paper"})
     assert read_run_config(results)["preset"] == "smoke"
     assert [p.name for p in results.iterdir()] == ["run_config.yaml"]  # no temp file left
@@ -247,3 +250,19 @@ def test_an_installed_models_trainer_option_is_a_setting_checked_by_the_option(s
 def test_a_trainer_option_of_no_installed_model_is_not_a_setting(tmp_path):
     with pytest.raises(ConfigError, match="not a setting"):
         settle(_defaults(tmp_path / "results"), {"toymodel_scale": 2.5}, SCHEMA)
+
+
+def test_a_large_threshold_of_0_makes_every_dataset_large(tmp_path):
+    """``figures_large_rows: 0`` is a threshold like any other (the schema allows it): every
+    dataset has at least 0 rows, so every one is large; it is not read as "unset"."""
+    results = tmp_path / "results"
+    datasets = [SyntheticDataset(f"ds_{i}", 1_200 + 1_000 * i, 2) for i in range(3)]
+    write_synthetic_results(results, datasets, ["xgboost"], n_splits=2, n_configs=1,
+                            epochs={"xgboost": (6, 6)})
+    Path(ResultsLayout(results).run_config).write_text(yaml.safe_dump(
+        {"preset": "demo", "n_splits": 2, "models": ["xgboost"], "figures_large_rows": 0}))
+    assert folder_settings(results).large_rows == 0
+    selected, _ = collect_selected(results, jobs=1)
+    frames, large_rows = summary_frames(results, selected)
+    assert large_rows == 0 and frames["meta"]["large_rows"] == 0
+    assert frames["meta"]["n_large_datasets"] == frames["meta"]["n_datasets"] == 3

@@ -322,15 +322,12 @@ def runs_files(results: str | os.PathLike[str]) -> list[Path]:
 
 
 def study_data_dir(results: str | os.PathLike[str]) -> str:
-    """The data folder of a results folder's study: its ``data_dir`` setting, found as
-    ``tabbench status`` finds it (:func:`tabbench.status.find_data_dir`); the setting as it is
-    when no candidate has a kept list (a kept model's file then says which data is missing)."""
-    from tabbench.status import DEFAULT_DATA_DIR, find_data_dir
+    """The data folder of a results folder's study, as ``tabbench status`` finds it
+    (:func:`tabbench.run_config.folder_data_dir`), whether or not it holds the data (a kept
+    model's file then says which data is missing)."""
+    from tabbench.run_config import folder_data_dir
 
-    setting = (read_run_config(results) or {}).get("data_dir")
-    on_disk = {parse_runs_file(p)[1] for p in runs_files(results)}  # type: ignore[index]
-    found, _ = find_data_dir(results, setting, None, on_disk)
-    return os.fspath(found) if found is not None else str(setting or DEFAULT_DATA_DIR)
+    return os.fspath(folder_data_dir(results, read_run_config(results)))
 
 
 def restop_folder(results: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,

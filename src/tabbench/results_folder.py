@@ -110,10 +110,10 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, large_rows: int 
     from tabbench.summary_view import view_from_config
 
     settings = folder_settings(results)
-    if large_rows is None:
-        large_rows = settings.large_rows or LARGE_ROWS
+    if large_rows is None:  # 0 is a threshold (every dataset is large), not "unset"
+        large_rows = LARGE_ROWS if settings.large_rows is None else settings.large_rows
     if rope is None:
-        rope = settings.rope_percent or ROPE_PERCENT
+        rope = ROPE_PERCENT if settings.rope_percent is None else settings.rope_percent
     summary_view = view_from_config({**settings.view, **(view or {})})
     runs_dir = Path(ResultsLayout(results).runs_dir)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,

@@ -75,6 +75,15 @@ INVOCATION_KEYS = frozenset({
 #: the redraw settings of what a summary compares (tabbench.summary_view)
 VIEW_KEYS = ("figures_baseline", "figures_methods", "comparisons")
 
+#: where the folder's data folder is, seen from the folder (relative to it, or absolute):
+#: written beside the settings by :func:`remember`, since ``data_dir`` is relative to the
+#: directory Snakemake ran in, which a reader of the folder (``tabbench status``, ``restop``)
+#: does not know. A record of the run, not a setting: never compared nor validated.
+DATA_FOLDER_KEY = "data_dir_from_results"
+
+#: what :func:`remember` writes beside the settings and :func:`settle` drops before reading them
+RECORD_KEYS = ("results_dir", DATA_FOLDER_KEY)
+
 
 # --- the folder's settings --------------------------------------------------------------------
 
@@ -168,7 +177,7 @@ def settle(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
                          "rows)")
         return Settled(cfg, None, layout.run_config, notes)
 
-    stored = {k: v for k, v in stored.items() if k != "results_dir"}
+    stored = {k: v for k, v in stored.items() if k not in RECORD_KEYS}
     folder = deep_merge(deep_merge(defaults, stored), {"results_dir": results})
     check_config(folder, schema, where=layout.run_config)
     reference = _resolve(folder, layout.run_config)
@@ -214,7 +223,8 @@ def remember(results: PathLike, config: Mapping[str, Any]) -> bool:
     target = Path(layout.run_config)
     if target.exists():
         return False
-    body = {k: v for k, v in config.items() if k != "results_dir"}
+    body = {k: v for k, v in config.items() if k not in RECORD_KEYS}
+    body[DATA_FOLDER_KEY] = data_folder_record(results, config.get("data_dir") or "data")
     try:
         from importlib.metadata import version
 
@@ -250,6 +260,44 @@ def remember(results: PathLike, config: Mapping[str, Any]) -> bool:
         return True
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def data_folder_record(results: PathLike, data_dir: PathLike) -> str:
+    """``data_dir`` (relative to the working directory, as the workflow uses it) as seen from
+    the results folder ``results``: relative to it, or absolute where ``data_dir`` is."""
+    if Path(data_dir).is_absolute():
+        return os.fspath(data_dir)
+    return os.path.relpath(os.path.abspath(data_dir), os.path.abspath(results))
+
+
+def folder_data_dir(results: PathLike, stored: Mapping[str, Any] | None) -> Path:
+    """Where the data folder of the results folder ``results`` is, from its settings
+    ``stored`` alone, whatever the working directory: the folder's record
+    (:data:`DATA_FOLDER_KEY`), else its ``data_dir`` setting as is if absolute, else beside the
+    folder (a folder written before the record existed, made with ``results_dir`` and
+    ``data_dir`` side by side, the shipped config's layout)."""
+    stored = stored or {}
+    recorded = stored.get(DATA_FOLDER_KEY)
+    if recorded:
+        return Path(os.path.normpath(Path(results).absolute() / recorded))
+    setting = Path(stored.get("data_dir") or "data")
+    return Path(os.path.normpath(Path(results).absolute().parent / setting))
+
+
+def folder_config(results: PathLike) -> dict[str, Any] | None:
+    """The settings of the results folder ``results`` resolved (preset keys filled), for a
+    reader of the folder; None without ``run_config.yaml``. A key the file lacks (a hand-written
+    or partial file) takes its default rather than failing later with a KeyError; a model
+    registered where the folder was made but not here leaves the registry checks out."""
+    stored = read_run_config(results)
+    if stored is None:
+        return None
+    stored = with_implicit_defaults(stored)
+    try:
+        return resolve_config(stored)
+    except ValueError:  # e.g. a model registered where the folder was made, not here
+        preset = PRESETS.get(stored.get("preset") or "paper", PRESETS["paper"])
+        return {**copy.deepcopy(preset), **{k: v for k, v in stored.items() if v is not None}}
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,13 @@ alone, through :mod:`tabbench.layout`:
 
 - **planned**: the folder's models (``run_config.yaml``) × the data folder's kept datasets
   (``kept.txt``) × its ``n_splits``, as the workflow's train targets are; the data folder is
-  the folder's ``data_dir`` setting (a relative one is looked for beside the results folder,
-  then in the working directory) or ``--data``. Without a data folder (or a
-  ``run_config.yaml``) only what is on disk is counted, and the output says so; a data folder
-  without its kept list (a study trained target by target never runs the data stage's collect
-  step) has no plan either, but its processed reports give the finished jobs' sizes;
+  the folder's own (recorded in ``run_config.yaml`` when its run started; for a folder from
+  before that record, its ``data_dir`` beside the results folder), never the working
+  directory's, or ``--data``; a ``run_config.yaml`` that lacks a key reads as its default.
+  Without a data folder (or a ``run_config.yaml``) only what is on disk is counted, and the
+  output says so; a data folder without its kept list (a study trained target by target never
+  runs the data stage's collect step) has no plan either, but its processed reports give the
+  finished jobs' sizes;
 - **done**: its runs file exists (the train job writes it atomically, at its very end);
 - **running**: a part folder without the runs file: a job in progress, *or one that was killed*
   (it resumes from there); the folder cannot tell which;
@@ -56,6 +58,7 @@ from tabbench.layout import (
 )
 from tabbench.models.registry import n_epochs_for
 from tabbench.presets import n_configs_for
+from tabbench.run_config import folder_config, folder_data_dir
 
 #: a (model, regime) is predicted from at least this many finished jobs ...
 MIN_FIT_JOBS = 3
@@ -66,8 +69,6 @@ MIN_FIT_JOBS = 3
 MIN_FIT_DATASETS = 3
 #: the latest finished jobs whose overlap measures the jobs in flight
 RECENT_JOBS = 50
-#: where a folder without a data_dir setting has its data (config.yaml's default)
-DEFAULT_DATA_DIR = "data"
 
 Job = tuple[str, str, int]
 
@@ -131,50 +132,32 @@ class StudyStatus:
 # --- the data folder ---------------------------------------------------------------------------
 
 
-def data_dir_candidates(results: PathLike, setting: str | None) -> list[Path]:
-    """Where the data folder of ``results`` may be, in the order looked in: an absolute
-    ``setting`` as is; a relative one beside the results folder (as given, then resolved), then
-    in the working directory."""
-    name = setting or DEFAULT_DATA_DIR
-    if Path(name).is_absolute():
-        return [Path(name)]
-    return list(dict.fromkeys([Path(results).absolute().parent / name,
-                               Path(results).resolve().parent / name, Path.cwd() / name]))
-
-
-def find_data_dir(results: PathLike, setting: str | None, given: PathLike | None = None,
-                  on_disk: Iterable[str] = ()) -> tuple[Path | None, list[str]]:
-    """The data folder of ``results`` and notes on how it was found. ``given`` (``--data``) must
-    hold a kept list. A relative ``setting`` is relative to where Snakemake ran, which a
-    results folder does not record: beside the results folder first (``results_dir=results``,
-    the common case), then the working directory; of those with a kept list, the first that
-    keeps every dataset ``on_disk``. None (with a note saying where it looked) if none has
-    one."""
+def find_data_dir(results: PathLike, stored: Mapping[str, Any] | None,
+                  given: PathLike | None = None, on_disk: Iterable[str] = ()
+                  ) -> tuple[Path | None, list[str]]:
+    """The data folder of ``results`` and notes on how it was found: ``given`` (``--data``),
+    which must hold a kept list, else the folder's own (:func:`tabbench.run_config.
+    folder_data_dir`: recorded when its run started, never the working directory's). None
+    (with a note saying why) where that folder has no kept list."""
     if given is not None:
         path = Path(given)
         if not Path(DataLayout(path).kept).is_file():
             raise StatusError(f"--data {given}: no {Path(DataLayout(path).kept).name} there (the "
                               "data stage writes it); give the study's data_dir")
         return path, []
-    name = setting or DEFAULT_DATA_DIR
-    candidates = data_dir_candidates(results, setting)
-    with_kept = [c for c in candidates if Path(DataLayout(c).kept).is_file()]
-    if not with_kept:
-        tried = ", ".join(str(c) for c in candidates)
-        unlisted = [c for c in candidates if c.is_dir()]
-        if unlisted:
-            return None, [f"data folder {unlisted[0]} has no {Path(DataLayout('').kept).name} "
+    path = folder_data_dir(results, stored)
+    if not Path(DataLayout(path).kept).is_file():
+        if path.is_dir():
+            return None, [f"data folder {path} has no {Path(DataLayout(path).kept).name} "
                           "(the data stage's collect step has not run there, e.g. a study "
                           "trained target by target): the planned jobs are unknown, only what "
                           "is on disk is counted; `snakemake data` writes it"]
-        return None, [f"data folder {name!r} not found (looked in {tried}): the planned jobs "
-                      "are unknown, only what is on disk is counted; give --data DIR"]
-    wanted = set(on_disk)
-    for c in with_kept:
-        if wanted <= set(read_kept(DataLayout(c).kept)):
-            return c, []
-    return with_kept[0], [f"{with_kept[0]} does not keep every dataset on disk: is it this "
-                          "study's data folder? (--data DIR to name it)"]
+        return None, [f"data folder {path} not found: the planned jobs are unknown, only what "
+                      "is on disk is counted; give --data DIR"]
+    if not set(on_disk) <= set(read_kept(DataLayout(path).kept)):
+        return path, [f"{path} does not keep every dataset on disk: is it this study's data "
+                      "folder? (--data DIR to name it)"]
+    return path, []
 
 
 _SIZE_FIELDS = ["rows_final", "n_num", "n_cat", "n_classes"]
@@ -257,7 +240,7 @@ def _job_intervals(meas: pd.DataFrame, runs: Mapping[Job, Path]) -> list[tuple[f
 
 def _settings(results: PathLike) -> dict[str, Any] | None:
     try:
-        return read_run_config(results)
+        return folder_config(results)
     except (OSError, ValueError) as e:
         raise StatusError(f"cannot read {ResultsLayout(results).run_config}: {e}") from None
 
@@ -278,6 +261,7 @@ def study_status(results: PathLike, data_dir: PathLike | None = None,
         raise StatusError(f"--workers must be > 0, got {workers}")
     now = now or _dt.datetime.now().astimezone()
     cfg = _settings(root)
+    stored = read_run_config(root) if cfg is not None else None
     notes: list[str] = []
     runs: dict[Job, Path] = {(m, d, s): p for (m, d), by in runs_files_by_pair(root).items()
                              for s, p in by.items()}
@@ -289,14 +273,15 @@ def study_status(results: PathLike, data_dir: PathLike | None = None,
                      "unknown, only what is on disk is counted and nothing is predicted")
         data = None
     else:
-        data, found = find_data_dir(root, cfg.get("data_dir"), data_dir, on_disk_datasets)
+        data, found = find_data_dir(root, stored, data_dir, on_disk_datasets)
         notes += found
     kept = read_kept(DataLayout(data).kept) if data is not None else None
     # without a kept list the plan is unknown, but a data folder's processed reports still give
     # the finished jobs' sizes, so the cost model can be fit and reported
-    unlisted = ([c for c in data_dir_candidates(root, cfg.get("data_dir")) if c.is_dir()]
-                if data is None and cfg is not None and data_dir is None else [])
-    sizes = dataset_sizes(data if data is not None else (unlisted[0] if unlisted else None))
+    unlisted = (folder_data_dir(root, stored)
+                if data is None and cfg is not None and data_dir is None else None)
+    sizes = dataset_sizes(data if data is not None else
+                          (unlisted if unlisted is not None and unlisted.is_dir() else None))
     n_splits = int(cfg["n_splits"]) if cfg and cfg.get("n_splits") else None
     models = list(cfg.get("models") or []) if cfg else []
     models += sorted({m for m, _, _ in [*runs, *parts]} - set(models))

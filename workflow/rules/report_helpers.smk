@@ -12,8 +12,7 @@ import tempfile
 import yaml
 from snakemake.exceptions import WorkflowError
 
-from tabbench.aggregate import LARGE_ROWS, SUMMARY_FILES
-from tabbench.comparisons import ROPE_PERCENT as DEFAULT_ROPE_PERCENT
+from tabbench.aggregate import SUMMARY_FILES
 from tabbench.layout import ResultsLayout
 from tabbench.diagnostics.paths import (
     DIAGNOSTIC_FIGURE_STEMS,
@@ -31,11 +30,12 @@ from tabbench.study_description import (
     FIGURES_CATEGORY,
 )
 
-# datasets with at least this many rows are "large" (paper Fig. 5: 10K); the folder's own
-# setting (run_config.yaml, or the last summary's for an older folder: tabbench.run_config)
-FIGURES_LARGE_ROWS = int(CFG.get("figures_large_rows") or LARGE_ROWS)
+# datasets with at least this many rows are "large" (paper Fig. 5: 10K; 0: every dataset); the
+# folder's own setting (run_config.yaml, or the last summary's for an older folder:
+# tabbench.run_config), filled by the preset
+FIGURES_LARGE_ROWS = int(CFG["figures_large_rows"])
 # the Bayesian tests' region of practical equivalence (%), a redraw setting like the above
-ROPE_PERCENT = float(CFG.get("rope_percent") or DEFAULT_ROPE_PERCENT)
+ROPE_PERCENT = float(CFG["rope_percent"])
 # the registered stopping metrics, for the figure captions (a param of the regenerate rule)
 STOPPING_LEGEND = stopping_metric_legend()
 
