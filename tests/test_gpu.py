@@ -170,7 +170,7 @@ def test_timeout_error_names_the_remedy(tmp_path: Path) -> None:
 
 def test_no_device_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(GpuUnavailableError, match="no CUDA device"):
-        with claim_gpu(n_devices=0, lock_dir=tmp_path):
+        with claim_gpu(n_devices=0, lock_dir=tmp_path, timeout=0):
             pass
 
 
@@ -216,7 +216,7 @@ def test_hidden_gpus_are_an_error(value, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
     assert visible_devices() == []
     with pytest.raises(GpuUnavailableError, match="hides every GPU"):
-        with claim_gpu(lock_dir=tmp_path):
+        with claim_gpu(lock_dir=tmp_path, timeout=0):
             pass
 
 
@@ -270,10 +270,11 @@ def test_real_torch_on_this_machine_is_consistent() -> None:
 
 
 def test_acquire_device_cpu_and_fallback(tmp_path: Path) -> None:
-    with acquire_device("cpu", allow_cpu_fallback=False, lock_dir=tmp_path) as dev:
+    with acquire_device("cpu", allow_cpu_fallback=False, lock_dir=tmp_path, timeout=0) as dev:
         assert dev == "cpu"
     import torch
 
     if not torch.cuda.is_available():
-        with acquire_device("cuda", allow_cpu_fallback=True, lock_dir=tmp_path) as dev:
+        with acquire_device("cuda", allow_cpu_fallback=True, lock_dir=tmp_path,
+                            timeout=0) as dev:
             assert dev == "cpu"

@@ -78,7 +78,8 @@ def _train(results: Path, processed: dict, model: str, dataset: str, split: int,
     with open(log, "w") as stream:
         run_train_job(model, dataset, split, *processed[dataset],
                       layout.runs(model, dataset, split), n_configs=N_CONFIGS[model],
-                      epochs=EPOCHS, seed=0, progress=stream, trainer_factory=factory)
+                      epochs=EPOCHS, seed=0, progress=stream, trainer_factory=factory,
+                      keep_for_restop=False)  # one trainer per config: the factories count
 
 
 @pytest.fixture(scope="module")

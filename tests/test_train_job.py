@@ -54,6 +54,8 @@ def dataset(tmp_path_factory):
 def run(model, dataset, out, n_configs=2, seed=0, epochs=EPOCHS, **kw):
     processed, splits = dataset
     kw.setdefault("progress", io.StringIO())
+    # one trainer per config: no extra one asked what it keeps for re-stopping (tests/test_kept)
+    kw.setdefault("keep_for_restop", False)
     return run_train_job(model, "toy", 1, processed, splits, out, n_configs=n_configs,
                          epochs=epochs, seed=seed, **kw)
 
@@ -117,7 +119,7 @@ def test_xgboost_metrics_equal_fresh_evaluation_of_that_round(dataset, tmp_path)
 
     df = run("xgboost", dataset, tmp_path / "x.parquet", n_configs=1, trainer_factory=factory)
     data = load_split_data(*dataset, 1)
-    bst = trainers[1].booster  # config 1
+    bst = trainers[-1].booster  # config 1, the last trained
     dval, dtest = (xgb.DMatrix(positional(X), enable_categorical=True)
                    for X in (data.X_val, data.X_test))
     for r in (1, 5, 9):
@@ -319,7 +321,8 @@ def test_signal_stops_the_job_promptly_and_keeps_finished_configs(
     assert "Traceback" not in text
     assert f"({len(kept)} of 4)" in text and f"config {len(kept)} was in progress" in text
     parts = part_dir(out)
-    assert sorted(p.name for p in parts.glob("config*")) == [f"config{c}.parquet" for c in kept]
+    assert sorted(p.name for p in parts.glob("config*.parquet")) == [f"config{c}.parquet"
+                                                          for c in kept]
     assert not list(parts.glob(".*.tmp")) and not out.exists()
     if kept:  # resumed: the kept config is not trained again
         resumed = io.StringIO()

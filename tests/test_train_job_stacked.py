@@ -32,6 +32,8 @@ def dataset(tmp_path_factory):
 def run(model, dataset, out, n_configs=4, epochs=EPOCHS, **kw):
     processed, splits = dataset
     kw.setdefault("progress", io.StringIO())
+    # one trainer per config or group: none extra asked what it keeps for re-stopping
+    kw.setdefault("keep_for_restop", False)
     return run_train_job(model, "toy", 0, processed, splits, out, n_configs=n_configs,
                          epochs=epochs, seed=0, **kw)
 

@@ -34,13 +34,14 @@ import pandas as pd
 
 from tabbench.methods import methods
 from tabbench.runs_schema import test_column
+from tabbench.settings.table import default
 
 CLIP = 100.0
 #: fewer datasets than this and no test is run (a claim is then *inconclusive*)
 N_MIN = 5
 #: region of practical equivalence of the Bayesian test, in % relative difference (config
 #: ``rope_percent``)
-ROPE_PERCENT = 1.0
+ROPE_PERCENT = float(default("rope_percent"))
 #: posterior samples of the Bayesian signed-rank test (its probabilities are then known to
 #: ±0.005 at most; baycomp's default of 50,000 costs 5x the time for ±0.002, and a summary runs
 #: hundreds of tests) and the seed that makes them reproducible

@@ -1,7 +1,8 @@
 """The configuration's validation, with short errors (:func:`check_config`).
 
-A config that violates the schema (``workflow/schemas/config.schema.yaml``, with the config keys
-of every registered model's trainer options added: :func:`with_trainer_options`) is rejected
+A config that violates the schema (``workflow/schemas/config.schema.yaml``, with the settings
+table's defaults and help and every registered model's trainer options added:
+:func:`with_table`) is rejected
 before any job, with one short paragraph per problem — the key, the reason and the allowed
 values in words (:func:`describe`) — instead of Snakemake's error, which prints the whole config
 dictionary after the reason.
@@ -17,6 +18,7 @@ from typing import Any
 import yaml
 
 from tabbench.layout import PathLike
+from tabbench.settings.table import all_settings
 
 
 class ConfigError(ValueError):
@@ -51,6 +53,8 @@ def describe(s: Mapping[str, Any]) -> str:
     """What a schema fragment allows, in words (``null or an integer from 1 to 100``)."""
     if "enum" in s:
         return "one of " + ", ".join(str(v) for v in s["enum"])
+    if "const" in s:
+        return str(s["const"])
     for alt in ("oneOf", "anyOf"):
         if alt in s:
             return " or ".join(describe(x) for x in s[alt])
@@ -108,17 +112,19 @@ def _problem(error: Any) -> tuple[str, str, str]:
     return key, reason, allowed
 
 
-def with_trainer_options(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """``schema`` plus a property for every registered model's trainer option
-    (``<model>_<option>``) that it does not list: an installed model's options are settings
-    like the built-ins', set in config.yaml or with ``--config``. Their values are checked by
-    the option itself (:func:`tabbench.presets.check_registered_names`), not by the schema."""
-    from tabbench.presets import trainer_option_keys
-
+def with_table(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with each key's default and help from the settings table
+    (:func:`tabbench.settings.table.all_settings`) as its ``default`` and ``description``, and a
+    property for every registered model's trainer option (``<model>_<option>``) it does not
+    list: an installed model's options are settings like the built-ins', set in config.yaml or
+    with ``--config``. Their values are checked by the option itself
+    (:func:`tabbench.presets.check_registered_names`), not by the schema."""
     out = dict(schema)
-    props = dict(out.get("properties") or {})
-    for key, option in trainer_option_keys().items():
-        props.setdefault(key, {"description": option.help or f"trainer option {key}"})
+    props = {k: dict(v) for k, v in (out.get("properties") or {}).items()}
+    for key, setting in all_settings().items():
+        prop = props.setdefault(key, {})
+        prop["default"] = setting.default
+        prop["description"] = setting.help
     out["properties"] = props
     return out
 
@@ -131,7 +137,7 @@ def check_config(config: Mapping[str, Any], schema: Mapping[str, Any] | PathLike
 
     if not isinstance(schema, Mapping):
         schema = load_schema(schema)
-    schema = with_trainer_options(schema)
+    schema = with_table(schema)
     errors = sorted(Draft202012Validator(schema).iter_errors(dict(config)),
                     key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:

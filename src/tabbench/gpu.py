@@ -32,7 +32,6 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 DEFAULT_LOCK_DIR = Path(tempfile.gettempdir()) / "tabbench-gpu-locks"
-DEFAULT_TIMEOUT_S = 3600.0
 
 
 class GpuUnavailableError(RuntimeError):
@@ -154,7 +153,8 @@ def _ensure_lock_dir(lock_dir: Path) -> None:
 def claim_gpu(
     n_devices: int | None = None,
     lock_dir: str | os.PathLike[str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    *,
+    timeout: float,
     poll_interval: float = 0.5,
     slots_per_device: int = 1,
 ) -> Iterator[str]:
@@ -227,12 +227,13 @@ def claim_gpu(
 def acquire_device(
     requested: str,
     allow_cpu_fallback: bool,
-    lock_dir: str | os.PathLike[str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
+    lock_dir: str | os.PathLike[str] | None,
+    timeout: float,
     slots_per_device: int = 1,
 ) -> Iterator[str]:
     """What a training job calls: "cpu", a pinned "cuda:<i>", or a claimed "cuda:<i>" (one of
-    ``slots_per_device`` slots of that GPU) held until the block exits."""
+    ``slots_per_device`` slots of that GPU) held until the block exits. ``timeout``: seconds to
+    wait for a free slot (config ``gpu_claim_timeout``, whose default is the settings table's)."""
     check_slots(slots_per_device)
     device = resolve_device(requested, allow_cpu_fallback)
     if device != "cuda":

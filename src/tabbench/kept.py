@@ -46,11 +46,12 @@ import numpy as np
 from tabbench.io import atomic_path, write_json_atomic
 from tabbench.layout import PART_NOT_KEPT, part_kept, restop_artefact, restop_sidecar
 from tabbench.models.base import ModelKeepingTrainer, SplitData
+from tabbench.settings.table import default
 
 #: the format of ``split<i>.restop.json``
 FORMAT = 1
 #: default per-job cap (config ``restop_max_mb``)
-DEFAULT_MAX_MB = 512.0
+DEFAULT_MAX_MB = float(default("restop_max_mb"))
 MODEL, LOGITS = "model", "logits"
 #: the re-stop's self-check tolerance (relative, on every epoch's validation logloss) for
 #: logits kept as float16; docs/performance.md has the measured differences (<= 1.3e-4)

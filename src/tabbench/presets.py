@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tabbench.nulls import is_null
+from tabbench.settings.table import PAPER_LARGE_ROWS
 
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {
@@ -35,7 +36,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "n_splits": 5,
         "n_configs": 30,
         "max_rows": 100_000,
-        "figures_large_rows": 10_000,
+        "figures_large_rows": PAPER_LARGE_ROWS,
         "epochs": {},  # the registered paper epochs
     },
     "demo": {
@@ -60,7 +61,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "n_splits": 5,
         "n_configs": 30,
         "max_rows": 100_000,
-        "figures_large_rows": 10_000,
+        "figures_large_rows": PAPER_LARGE_ROWS,
         "epochs": {},  # the registered paper epochs
     },
     "smoke": {

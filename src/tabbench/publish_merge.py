@@ -44,14 +44,14 @@ SOURCE_KEYS = ("source", "published", "published_by_commit", "status")
 
 def _settings(copy: Path) -> dict[str, Any]:
     """The copy's settings that change what it holds; a key added since it was made has the
-    value it was made with (:func:`tabbench.run_config.with_implicit_defaults`), so that a new
+    value it was made with (:func:`tabbench.run_config.with_defaults`), so that a new
     tie rule is not merged into an older copy's unnoticed."""
-    from tabbench.run_config import INVOCATION_KEYS, RECORD_KEYS, with_implicit_defaults
+    from tabbench.run_config import INVOCATION_KEYS, RECORD_KEYS, with_defaults
 
     path = Path(ResultsLayout(copy).run_config)
     if not path.is_file():
         raise PublishError(f"{copy} has no run_config.yaml: its settings cannot be checked")
-    body = with_implicit_defaults(yaml.safe_load(path.read_text()) or {})
+    body = with_defaults(yaml.safe_load(path.read_text()) or {})
     return {k: v for k, v in body.items() if k not in INVOCATION_KEYS and k not in RECORD_KEYS}
 
 

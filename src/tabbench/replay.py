@@ -64,10 +64,11 @@ from tabbench.models.base import (
 )
 from tabbench.models.stacked.plan import STACKED
 from tabbench.select import DEFAULT_EPOCH_TIES
+from tabbench.settings.table import default
 
 #: default relative tolerance of the self-check (CPU training is bit-for-bit deterministic; the
 #: slack covers float32 logits vs the recorder's float64 sums)
-RTOL = 1e-5
+RTOL = float(default("replay_rtol"))
 
 
 class ReplayMismatchError(RuntimeError):
@@ -360,7 +361,7 @@ def run_replay_job(
     the records, load the split's data, claim the device as training does (neural networks
     only), replay, check, write ``out_npz`` and its sidecar."""
     from tabbench.data.dataset import load_split_data
-    from tabbench.gpu import DEFAULT_TIMEOUT_S, acquire_device
+    from tabbench.gpu import acquire_device
     from tabbench.models.registry import is_network
     from tabbench.provenance import read_runs_provenance
     from tabbench.select import read_records
@@ -377,7 +378,7 @@ def run_replay_job(
         if is_network(model):
             dev = stack.enter_context(acquire_device(
                 device, allow_cpu_fallback, gpu_lock_dir,
-                DEFAULT_TIMEOUT_S if gpu_claim_timeout is None else gpu_claim_timeout,
+                default("gpu_claim_timeout") if gpu_claim_timeout is None else gpu_claim_timeout,
                 gpu_jobs_per_device))
         else:
             dev = "cpu"

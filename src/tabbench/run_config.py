@@ -14,9 +14,9 @@ Snakemake run that starts jobs on a folder writes the resolved settings there
   naming each differing key with the folder's and the asked value. Refusing rather than
   silently reusing: a command that names a setting means it, and running it on a folder made
   with another value would either retrain finished jobs or mix two studies in one summary.
-  Only :data:`INVOCATION_KEYS` (where the results folder is, threads, how a GPU is claimed, the
-  figures' "large" threshold) may differ from one invocation to the next: none of them changes
-  a trained result;
+  Only the settings that change no record (:data:`tabbench.settings.table.INVOCATION_KEYS`:
+  where the results folder is, threads, how a GPU is claimed, the figures' "large" threshold)
+  may differ from one invocation to the next;
 - to change a folder's study on purpose, edit its ``run_config.yaml`` (Snakemake then reruns
   what the change affects, as it would for a changed ``config.yaml``); for another study, give
   it its own ``results_dir`` and ``data_dir``.
@@ -44,36 +44,8 @@ import yaml
 from tabbench.config_schema import ConfigError, check_config, load_schema, short
 from tabbench.layout import META, PathLike, ResultsLayout, read_run_config
 from tabbench.presets import PRESETS, coerce_cli_strings, resolve_config
-
-#: keys that may differ between invocations on one results folder: none of them changes what a
-#: train job records (threads, GPU claiming and sharing, and the memory budget of a stacked
-#: group, which changes only how configs are grouped, do not; ``figures_large_rows`` only
-#: redraws the summary and figures, and so does ``rope_percent``; ``replay_rtol`` is the
-#: replay self-check's tolerance; ``keep_for_restop``/``restop_max_mb`` are what a job keeps
-#: beside its records for ``tabbench restop`` and ``retry_failed`` whether a resume retrains
-#: recorded failures; ``results_dir`` is how the folder is found)
-INVOCATION_KEYS = frozenset({
-    "results_dir",
-    "train_threads",
-    "allow_cpu_fallback",
-    "gpu_lock_dir",
-    "gpu_claim_timeout",
-    "gpu_jobs_per_device",
-    "network_memory_gb",
-    "figures_large_rows",
-    "rope_percent",
-    "figures_baseline",
-    "figures_methods",
-    "comparisons",
-    "replay_rtol",
-    "keep_for_restop",
-    "restop_max_mb",
-    "retry_failed",
-})
-
-
-#: the redraw settings of what a summary compares (tabbench.summary_view)
-VIEW_KEYS = ("figures_baseline", "figures_methods", "comparisons")
+from tabbench.settings.table import INVOCATION_KEYS, VIEW_KEYS
+from tabbench.settings.table import defaults as table_defaults
 
 #: where the folder's data folder is, seen from the folder (relative to it, or absolute):
 #: written beside the settings by :func:`remember`, since ``data_dir`` is relative to the
@@ -88,18 +60,11 @@ RECORD_KEYS = ("results_dir", DATA_FOLDER_KEY)
 # --- the folder's settings --------------------------------------------------------------------
 
 
-def implicit_defaults() -> dict[str, Any]:
-    """Settings added after results folders existed, with the value every folder made before
-    had: a ``run_config.yaml`` without the key was produced with it."""
-    from tabbench.select import DEFAULT_EPOCH_TIES
-
-    return {"epoch_ties": DEFAULT_EPOCH_TIES}
-
-
-def with_implicit_defaults(stored: Mapping[str, Any]) -> dict[str, Any]:
-    """``stored`` (a folder's settings) with :func:`implicit_defaults` where it lacks them."""
-    defaults = implicit_defaults()
-    return {**defaults, **{k: v for k, v in stored.items() if not (k in defaults and v is None)}}
+def with_defaults(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """``stored`` (a folder's settings) with the table's default of every key it lacks: a
+    ``run_config.yaml`` without a key (written by hand, or before the key existed) was produced
+    with its default."""
+    return {**table_defaults(), **stored}
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -153,7 +118,7 @@ def settle(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
     schema violation or an override that disagrees with the folder's ``run_config.yaml``."""
     if not isinstance(schema, Mapping):
         schema = load_schema(schema)
-    defaults = coerce_cli_strings(defaults or {})
+    defaults = {**table_defaults(), **coerce_cli_strings(defaults or {})}
     overrides = coerce_cli_strings(overrides or {})
     base = deep_merge(defaults, overrides)
     check_config(base, schema)
@@ -292,7 +257,7 @@ def folder_config(results: PathLike) -> dict[str, Any] | None:
     stored = read_run_config(results)
     if stored is None:
         return None
-    stored = with_implicit_defaults(stored)
+    stored = with_defaults({k: v for k, v in stored.items() if k not in RECORD_KEYS})
     try:
         return resolve_config(stored)
     except ValueError:  # e.g. a model registered where the folder was made, not here
@@ -316,7 +281,7 @@ class FolderSettings:
     #: sets (figures_baseline, figures_methods, comparisons)
     view: dict[str, Any] = field(default_factory=dict)
     #: which of tied epochs its selections keep (config ``epoch_ties``, :mod:`tabbench.select`)
-    epoch_ties: str = field(default_factory=lambda: implicit_defaults()["epoch_ties"])
+    epoch_ties: str = field(default_factory=lambda: table_defaults()["epoch_ties"])
 
 
 def folder_settings(results: PathLike) -> FolderSettings:
@@ -336,6 +301,6 @@ def folder_settings(results: PathLike) -> FolderSettings:
         return FolderSettings(None if large is None else int(large),
                               int(cfg["n_splits"]) if cfg.get("n_splits") else None,
                               layout.run_config, None if rope is None else float(rope), view,
-                              with_implicit_defaults(stored)["epoch_ties"])
+                              with_defaults(stored)["epoch_ties"])
     large = _summary_large_rows(results)
     return FolderSettings(large, None, layout.summary(META) if large is not None else None)

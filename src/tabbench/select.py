@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from tabbench.io import reading, write_parquet_atomic
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.runs_schema import test_columns, val_column
+from tabbench.settings.table import default
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ def _block_starts(split: np.ndarray, config: np.ndarray) -> np.ndarray:
 #: how tied epochs are resolved: the first (the default) or the last of them (pytabkit's)
 EPOCH_TIES = ("first", "last")
 #: the rule of every selection made before the rule was a setting, and the default since
-DEFAULT_EPOCH_TIES = "first"
+DEFAULT_EPOCH_TIES = default("epoch_ties")
 
 
 def first_minima(values: np.ndarray, starts: np.ndarray, ties: str = DEFAULT_EPOCH_TIES

@@ -15,9 +15,10 @@ from tabbench import comparisons as cmp
 from tabbench.methods import BASELINE, method_names, ts_method_names
 from tabbench.runs_schema import TEST_METRIC_IDS
 from tabbench.select import TEST_COLUMNS
+from tabbench.settings.table import PAPER_LARGE_ROWS
 
 #: rows from which a dataset counts as "large" (paper Fig. 5: ≥ 10K samples)
-LARGE_ROWS = 10_000
+LARGE_ROWS = PAPER_LARGE_ROWS
 
 SUBSETS: tuple[str, ...] = ("all", "large")
 #: the test metric whose ranks the ranks table and the CD diagrams show (the paper's main one)

@@ -41,7 +41,7 @@ import pandas as pd
 
 from tabbench import kept
 from tabbench.data.dataset import load_split_data
-from tabbench.gpu import DEFAULT_TIMEOUT_S, acquire_device
+from tabbench.gpu import acquire_device
 from tabbench.io import write_json_atomic, write_parquet_atomic
 from tabbench.layout import (  # noqa: F401 - failures_path, part_dir re-exported (callers, tests)
     PART_IDENTITY,
@@ -61,7 +61,6 @@ from tabbench.models.registry import (
     resolve_trainer_options,
 )
 from tabbench.models.stacked.plan import (
-    DEFAULT_MEMORY_GB,
     STACKED,
     max_members,
     parse_members,
@@ -75,6 +74,7 @@ from tabbench.provenance import (
     to_parquet_metadata,
 )
 from tabbench.search import sample_config, stable_seed
+from tabbench.settings.table import default
 
 
 class TrainInterrupted(BaseException):
@@ -183,16 +183,16 @@ def run_train_job(
     seed: int,
     threads: int = 1,
     device: str = "cpu",
-    allow_cpu_fallback: bool = False,
+    allow_cpu_fallback: bool = default("allow_cpu_fallback"),
     gpu_lock_dir: str | os.PathLike[str] | None = None,
-    gpu_claim_timeout: float = DEFAULT_TIMEOUT_S,
-    gpu_jobs_per_device: int = 1,
+    gpu_claim_timeout: float = default("gpu_claim_timeout"),
+    gpu_jobs_per_device: int = default("gpu_jobs_per_device"),
     trainer_options: Mapping[str, Any] | None = None,
     members: int | str | None = None,
-    memory_gb: float = DEFAULT_MEMORY_GB,
-    keep_for_restop: bool = False,
-    restop_max_mb: float = kept.DEFAULT_MAX_MB,
-    retry_failed: bool = False,
+    memory_gb: float = default("network_memory_gb"),
+    keep_for_restop: bool = default("keep_for_restop"),
+    restop_max_mb: float = default("restop_max_mb"),
+    retry_failed: bool = default("retry_failed"),
     progress: TextIO | None = None,
     metrics: Any = None,
     trainer_factory: Any = None,

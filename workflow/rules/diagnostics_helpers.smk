@@ -16,7 +16,7 @@ from tabbench.layout import complete_results, replay_sidecar
 REPLAY_NPZ = RESULTS_LAYOUT.replay("{model}", "{dataset}", "{split}")
 REPLAY_SIDECAR = str(replay_sidecar(REPLAY_NPZ))
 # relative tolerance of the replay's self-check (CPU training reproduces the records exactly)
-REPLAY_RTOL = float(CFG.get("replay_rtol") or 1e-5)
+REPLAY_RTOL = float(CFG["replay_rtol"])
 PLANNING_TARGETS = {"replay", "diagnostics"}
 
 # What the replay shares with training (train_helpers.smk), in one place: the models (rule

@@ -21,7 +21,7 @@ from tabbench.diagnostics.paths import (
 )
 from tabbench.plots import FIGURE_STEMS, stopping_metric_legend
 from tabbench.results_folder import regenerate_inputs
-from tabbench.run_config import VIEW_KEYS
+from tabbench.settings.table import VIEW_KEYS
 from tabbench.summary_view import ViewError, view_from_config
 from tabbench.study_description import (
     CLAIMS_CATEGORY,

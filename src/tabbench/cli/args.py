@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tabbench.nulls import is_null
+from tabbench.settings.table import default
 
 
 def boolean(text: str) -> bool:
@@ -86,8 +87,8 @@ def field_default(cls: type, name: str) -> Any:
 def add_epoch_ties(parser: argparse.ArgumentParser) -> None:
     """``--epoch-ties``: which of tied epochs a selection keeps (config ``epoch_ties``,
     :mod:`tabbench.select`); the commands that select (select, replay) take it alike."""
-    from tabbench.select import DEFAULT_EPOCH_TIES, EPOCH_TIES
+    from tabbench.select import EPOCH_TIES
 
-    parser.add_argument("--epoch-ties", choices=EPOCH_TIES, default=DEFAULT_EPOCH_TIES,
+    parser.add_argument("--epoch-ties", choices=EPOCH_TIES, default=default("epoch_ties"),
                         help="config epoch_ties: keep the first (default) or the last of tied "
                              "epochs (pytabkit's rule for networks)")

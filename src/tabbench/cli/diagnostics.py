@@ -14,6 +14,7 @@ from tabbench.cli.train import (
     add_trainer_option_arguments,
     given_trainer_options,
 )
+from tabbench.settings.table import default
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -59,8 +60,7 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from tabbench.replay import RTOL
-
+    rtol = default("replay_rtol")
     p = subparsers.add_parser(
         "replay", help="retrain the selected (config, epoch)s of one split, save their logits",
         description="Replay the selection of one runs file (every regime x stopping metric): "
@@ -78,8 +78,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", required=True, type=int, help="the study's seed (config seed)")
     add_device_arguments(p)
     add_trainer_option_arguments(p)  # as for tabbench train: the same trainer is rebuilt
-    p.add_argument("--rtol", type=float, default=RTOL,
-                   help=f"relative tolerance of the self-check (default {RTOL:g}, for CPU "
+    p.add_argument("--rtol", type=float, default=rtol,
+                   help=f"relative tolerance of the self-check (default {rtol:g}, for CPU "
                         "training)")
     add_epoch_ties(p)  # the study's, as for tabbench select: the same (config, epoch)s
     p.set_defaults(func=_replay)

@@ -11,9 +11,11 @@ import json
 import sys
 from pathlib import Path
 
-from tabbench.aggregate import LARGE_ROWS
 from tabbench.cli.args import add_epoch_ties, results_folder
-from tabbench.comparisons import ROPE_PERCENT
+from tabbench.settings.table import PAPER_LARGE_ROWS as LARGE_ROWS
+from tabbench.settings.table import default
+
+ROPE_PERCENT = default("rope_percent")
 
 
 def _select(args: argparse.Namespace) -> int:

@@ -9,10 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tabbench.cli.args import boolean, field_default, optional_str, positive_float
-from tabbench.gpu import DEFAULT_TIMEOUT_S
 from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
-from tabbench.models.stacked.plan import DEFAULT_MEMORY_GB
+from tabbench.settings.table import default
 
 
 def _epochs_item(text: str) -> tuple[str, int]:
@@ -63,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="config network_members: the most configs of a network job trained "
                         "together as one stacked model (1 = one at a time; auto = every config "
                         "on a GPU, the measured best on the CPU; docs/design.md §15)")
-    p.add_argument("--network-memory-gb", type=float, default=DEFAULT_MEMORY_GB,
+    p.add_argument("--network-memory-gb", type=float, default=default("network_memory_gb"),
                    metavar="GB", help="config network_memory_gb: device memory a stacked "
                    "group may use (groups are cut to fit)")
     add_trainer_option_arguments(p)
@@ -74,16 +73,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_restop_arguments(p: argparse.ArgumentParser) -> None:
     """What the job keeps for re-stopping and whether it retries recorded failures: settings
     that never change a record (so the train rule passes them outside its rerun triggers)."""
-    from tabbench.kept import DEFAULT_MAX_MB
-
-    p.add_argument("--keep-for-restop", type=boolean, default=False, metavar="true|false",
+    p.add_argument("--keep-for-restop", type=boolean, default=default("keep_for_restop"),
+                   metavar="true|false",
                    help="config keep_for_restop: keep what adding a stopping metric later "
                         "needs (each booster, else every epoch's validation logits; "
                         "`tabbench restop`, docs/design.md §16)")
-    p.add_argument("--restop-max-mb", type=positive_float, default=DEFAULT_MAX_MB,
+    p.add_argument("--restop-max-mb", type=positive_float, default=default("restop_max_mb"),
                    metavar="MB", help="config restop_max_mb: the most a job keeps (float32 "
                    "logits, else float16, else nothing)")
-    p.add_argument("--retry-failed", type=boolean, default=False, metavar="true|false",
+    p.add_argument("--retry-failed", type=boolean, default=default("retry_failed"),
+                   metavar="true|false",
                    help="config retry_failed: on resume, train a config whose failure is in "
                         "the part folder again instead of keeping it as failed")
 
@@ -104,15 +103,17 @@ def add_device_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=field_default(TrainContext, "device"),
                    help="cpu, cuda (claims a free GPU with a file lock) or cuda:<i> (pinned); "
                         "XGBoost always uses the CPU")
-    p.add_argument("--allow-cpu-fallback", type=boolean, default=False, metavar="true|false",
+    p.add_argument("--allow-cpu-fallback", type=boolean, default=default("allow_cpu_fallback"),
+                   metavar="true|false",
                    help="config allow_cpu_fallback: with --device cuda but no CUDA, train on "
                         "the CPU with a warning (true) or fail (false)")
     p.add_argument("--gpu-lock-dir", type=optional_str, default=None,
                    help="config gpu_lock_dir: folder of the per-GPU lock files "
                         "(default <tmp>/tabbench-gpu-locks)")
-    p.add_argument("--gpu-claim-timeout", type=float, default=DEFAULT_TIMEOUT_S,
+    p.add_argument("--gpu-claim-timeout", type=float, default=default("gpu_claim_timeout"),
                    help="config gpu_claim_timeout: seconds to wait for a free GPU")
-    p.add_argument("--gpu-jobs-per-device", type=int, default=1, metavar="N",
+    p.add_argument("--gpu-jobs-per-device", type=int, default=default("gpu_jobs_per_device"),
+                   metavar="N",
                    help="config gpu_jobs_per_device: jobs that may share one GPU")
 
 
