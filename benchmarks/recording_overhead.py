@@ -40,7 +40,7 @@ import pandas as pd
 
 from tabbench.models.base import SplitData, TrainContext
 from tabbench.models.mlp import MLPRun, MLPTrainer
-from tabbench.models.recorder import EpochRecorder
+from tabbench.models.recorder import EpochRecorder, Labels, RunKey
 from tabbench.search import get_space, sample_config
 
 #: A mid-range point of Table G.1 (used unless --xgb-config-id picks a random draw instead): the
@@ -81,9 +81,7 @@ def load_bundled(data_dir: str, name: str, seed: int = 0) -> SplitData:
 
 
 def _recorder(model, params, data, n_epochs):
-    return EpochRecorder(model=model, dataset="bench", split=0, config=1, params=params,
-                         y_val=data.y_val, y_test=data.y_test, n_train=len(data.y_train),
-                         n_classes=data.n_classes, n_epochs=n_epochs)
+    return EpochRecorder(RunKey(model, "bench", 0, 1), params, Labels.of(data), n_epochs)
 
 
 class Clock:

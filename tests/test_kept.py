@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import train_job
 
 from tabbench import kept
 from tabbench.data.dataset import load_split_data
@@ -22,7 +23,6 @@ from tabbench.models.mlp import MLPTrainer
 from tabbench.models.registry import get_trainer
 from tabbench.models.xgboost import XGBoostTrainer
 from tabbench.search import sample_config
-from tabbench.train_job import run_train_job
 
 EPOCHS = {"xgboost_default": 7, "xgboost_tuned": 9, "lightgbm_default": 7,
           "lightgbm_tuned": 9, "mlp": 3}
@@ -37,8 +37,8 @@ def dataset(request, tmp_path_factory):
 def job(model, dataset, out, **kw):
     processed, splits = dataset
     kw.setdefault("progress", io.StringIO())
-    return run_train_job(model, "toy", 1, processed, splits, out, n_configs=2, epochs=EPOCHS,
-                         seed=0, **kw)
+    return train_job(model, "toy", 1, processed, splits, out, n_configs=2, epochs=EPOCHS,
+                     seed=0, **kw)
 
 
 def _yielded(trainer, params, data, ctx) -> np.ndarray:

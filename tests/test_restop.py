@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from fixtures.data_fixtures import write_toy_data_folder
+from fixtures.jobs import train_job
 from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, install_example_plugin
 
 from tabbench import restop
@@ -23,7 +24,6 @@ from tabbench.cli import main as cli_main
 from tabbench.layout import DataLayout, ResultsLayout, restop_artefact, restop_sidecar
 from tabbench.metrics.registry import reload_registry, stopping_metrics_batched
 from tabbench.runs_schema import val_column
-from tabbench.train_job import run_train_job
 
 EPOCHS = {"xgboost_default": 6, "xgboost_tuned": 8, "lightgbm_default": 6,
           "lightgbm_tuned": 8, "mlp": 3}
@@ -38,9 +38,9 @@ def _data(root: Path) -> DataLayout:
 
 def _train(data: DataLayout, results: Path, model: str, split: int, keep: bool) -> Path:
     out = Path(ResultsLayout(results).runs(model, "toy", split))
-    run_train_job(model, "toy", split, data.processed("toy"), data.splits("toy"), out,
-                  n_configs=1, epochs=EPOCHS, seed=0, keep_for_restop=keep,
-                  progress=io.StringIO())
+    train_job(model, "toy", split, data.processed("toy"), data.splits("toy"), out,
+              n_configs=1, epochs=EPOCHS, seed=0, keep_for_restop=keep,
+              progress=io.StringIO())
     return out
 
 

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 import yaml
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import train_job
 
 from tabbench import kept
 from tabbench.cli import main as cli_main
 from tabbench.layout import ResultsLayout, failures_path, part_dir, part_failure
 from tabbench.models.registry import get_trainer
 from tabbench.retry import reopen_failed
-from tabbench.train_job import run_train_job
 
 EPOCHS = {"xgboost_default": 4, "xgboost_tuned": 5}
 
@@ -49,8 +49,8 @@ class Flaky:
 def job(dataset, out, factory=None, **kw):
     processed, splits = dataset
     log = io.StringIO()
-    records = run_train_job("xgboost", "toy", 0, processed, splits, out, n_configs=2,
-                            epochs=EPOCHS, seed=0, progress=log, trainer_factory=factory, **kw)
+    records = train_job("xgboost", "toy", 0, processed, splits, out, n_configs=2,
+                        epochs=EPOCHS, seed=0, progress=log, trainer_factory=factory, **kw)
     return records, log.getvalue()
 
 

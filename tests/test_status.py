@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import train_job
 
 from tabbench import cli, cost_model
 from tabbench import status as status_module
@@ -32,7 +33,6 @@ from tabbench.status import (
     render,
     study_status,
 )
-from tabbench.train_job import run_train_job
 
 #: rows of each toy dataset (different sizes, so the fit has something to fit)
 ROWS = {"d600": 600, "d800": 800, "d1000": 1000, "d1400": 1400}
@@ -76,10 +76,9 @@ def _train(results: Path, processed: dict, model: str, dataset: str, split: int,
     log = Path(layout.log("train", model, dataset, f"split{split}"))
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as stream:
-        run_train_job(model, dataset, split, *processed[dataset],
-                      layout.runs(model, dataset, split), n_configs=N_CONFIGS[model],
-                      epochs=EPOCHS, seed=0, progress=stream, trainer_factory=factory,
-                      keep_for_restop=False)  # one trainer per config: the factories count
+        train_job(model, dataset, split, *processed[dataset],
+                  layout.runs(model, dataset, split), n_configs=N_CONFIGS[model],
+                  epochs=EPOCHS, seed=0, progress=stream, trainer_factory=factory)
 
 
 @pytest.fixture(scope="module")

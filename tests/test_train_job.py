@@ -16,12 +16,14 @@ import pytest
 import torch
 import xgboost as xgb
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import train_job
 from fixtures.signals import interruptible
 
 import tabbench
 from tabbench import metrics
 from tabbench.cli import main as cli_main
 from tabbench.data.dataset import load_split_data
+from tabbench.layout import failures_path, part_dir
 from tabbench.metrics import losses
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.mlp import MLPTrainer
@@ -30,13 +32,7 @@ from tabbench.models.registry import get_trainer
 from tabbench.models.xgboost import XGBoostTrainer, positional, to_logits
 from tabbench.runs_schema import TEST_METRIC_IDS, val_column
 from tabbench.runs_schema import test_column as _test_column
-from tabbench.train_job import (
-    TrainInterrupted,
-    failures_path,
-    part_dir,
-    run_train_job,
-    stop_on_signals,
-)
+from tabbench.study.signals import TrainInterrupted, stop_on_signals
 
 SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
 EPOCHS = {"xgboost_default": 6, "xgboost_tuned": 9, "mlp": 4}
@@ -54,10 +50,8 @@ def dataset(tmp_path_factory):
 def run(model, dataset, out, n_configs=2, seed=0, epochs=EPOCHS, **kw):
     processed, splits = dataset
     kw.setdefault("progress", io.StringIO())
-    # one trainer per config: no extra one asked what it keeps for re-stopping (tests/test_kept)
-    kw.setdefault("keep_for_restop", False)
-    return run_train_job(model, "toy", 1, processed, splits, out, n_configs=n_configs,
-                         epochs=epochs, seed=seed, **kw)
+    return train_job(model, "toy", 1, processed, splits, out, n_configs=n_configs,
+                     epochs=epochs, seed=seed, **kw)
 
 
 def _metric_cols():
@@ -251,7 +245,7 @@ def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
     mtimes = {c: (parts / f"config{c}.parquet").stat().st_mtime_ns for c in done}
 
     log2 = io.StringIO()
-    resumed = run_train_job(
+    resumed = train_job(
         "xgboost", "toy", 0, processed, splits, killed, n_configs=4,
         epochs={"xgboost_default": 60, "xgboost_tuned": 60}, seed=0, progress=log2,
         metrics=_MtimeProbe(parts, mtimes),
@@ -263,9 +257,9 @@ def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
         assert (f"config {c} ({c + 1}/5) already done" in text) == (c in done)
     assert not parts.exists()
 
-    fresh = run_train_job("xgboost", "toy", 0, processed, splits, tmp_path / "fresh.parquet",
-                          n_configs=4, epochs={"xgboost_default": 60, "xgboost_tuned": 60},
-                          seed=0, progress=io.StringIO())
+    fresh = train_job("xgboost", "toy", 0, processed, splits, tmp_path / "fresh.parquet",
+                      n_configs=4, epochs={"xgboost_default": 60, "xgboost_tuned": 60},
+                      seed=0, progress=io.StringIO())
     pd.testing.assert_frame_equal(resumed.drop(columns="fit_seconds"),
                                   fresh.drop(columns="fit_seconds"))
 
@@ -326,9 +320,9 @@ def test_signal_stops_the_job_promptly_and_keeps_finished_configs(
     assert not list(parts.glob(".*.tmp")) and not out.exists()
     if kept:  # resumed: the kept config is not trained again
         resumed = io.StringIO()
-        run_train_job(model, "toy", 0, processed, splits, out, n_configs=3,
-                      epochs={"xgboost_default": 20, "xgboost_tuned": 5},
-                      seed=0, progress=resumed)  # fmt: skip
+        train_job(model, "toy", 0, processed, splits, out, n_configs=3,
+                  epochs={"xgboost_default": 20, "xgboost_tuned": 5},
+                  seed=0, progress=resumed)  # fmt: skip
         assert "config 0 (1/4) already done (part file)" in resumed.getvalue()
         assert out.exists() and not parts.exists()
 

@@ -40,21 +40,22 @@ time of the replayed epochs / study training, i.e. the same machine and load as 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
 
+from tabbench.data.dataset import load_split_data
 from tabbench.diagnostics.paths import logits_key, replay_key
 from tabbench.io import atomic_path, write_json_atomic
-from tabbench.layout import replay_sidecar
+from tabbench.layout import parse_runs_file, replay_sidecar
+from tabbench.metrics import logloss
 from tabbench.models.base import (
     EpochChunk,
     ReplayableTrainer,
@@ -62,9 +63,13 @@ from tabbench.models.base import (
     StackingTrainer,
     TrainContext,
 )
+from tabbench.models.registry import get_trainer, is_network
 from tabbench.models.stacked.plan import STACKED
-from tabbench.select import DEFAULT_EPOCH_TIES
+from tabbench.provenance import read_runs_provenance
+from tabbench.select import DEFAULT_EPOCH_TIES, read_records, select_table
 from tabbench.settings.table import default
+from tabbench.study.specs import Hardware, JobFiles
+from tabbench.train_job import train_seed
 
 #: default relative tolerance of the self-check (CPU training is bit-for-bit deterministic; the
 #: slack covers float32 logits vs the recorder's float64 sums)
@@ -100,13 +105,23 @@ class ReplayResult:
     sidecar: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ReplaySpec:
+    """How a split is replayed: with the study's ``seed``, trainer options (the model's
+    run-wide options, as training had them) and tie rule (config ``epoch_ties``, which the
+    selections replayed must share with the study's selected files), checked to ``rtol``."""
+
+    seed: int
+    trainer_options: Mapping[str, Any] = field(default_factory=dict)
+    rtol: float = RTOL
+    epoch_ties: str = DEFAULT_EPOCH_TIES
+
+
 def selections_from_records(records: pd.DataFrame, epoch_ties: str = DEFAULT_EPOCH_TIES
                             ) -> list[Selection]:
     """The selection of :func:`tabbench.select.select_table` for the records of one split (with
     the study's tie rule: config ``epoch_ties``), with the recorded val/test
     logloss of each chosen (config, epoch)."""
-    from tabbench.select import select_table
-
     splits = records["split"].unique()
     if len(splits) != 1:
         raise ValueError(f"records of one split expected, got splits {sorted(splits)}")
@@ -214,37 +229,31 @@ def _rel_diff(a: float, b: float) -> float:
 def replay_split(
     records: pd.DataFrame,
     data: SplitData,
+    spec: ReplaySpec,
     *,
-    seed: int,
-    threads: int = 1,
     device: str = "cpu",
-    trainer_options: Mapping[str, Any] | None = None,
-    rtol: float = RTOL,
+    threads: int = 1,
+    stacked: bool = False,
     trainer_factory: Callable[..., Any] | None = None,
     progress: TextIO | None = None,
-    stacked: bool = False,
-    epoch_ties: str = DEFAULT_EPOCH_TIES,
 ) -> ReplayResult:
     """Replay every selection of one split's ``records`` (at least the columns of
-    :data:`tabbench.select.READ_COLUMNS`) on ``data``; check and return the logits.
+    :data:`tabbench.select.READ_COLUMNS`) on ``data`` as ``spec`` says, on ``device`` with
+    ``threads``; ``stacked``: the job trained on the stacked path. Check and return the logits.
 
     ``trainer_factory`` (``(model, **trainer_options)`` -> trainer) is an injection point for
-    tests; by default :func:`tabbench.models.registry.get_trainer`. ``epoch_ties``: the
-    study's tie rule (:mod:`tabbench.select`), which the selections replayed
-    must share with the study's selected files and diagnostics.
+    tests; by default :func:`tabbench.models.registry.get_trainer`.
     Raises :class:`ReplayMismatchError` when a replayed logloss differs from the record.
     """
-    from tabbench.metrics import logloss
-    from tabbench.train_job import train_seed
-
     if trainer_factory is None:
-        from tabbench.models.registry import get_trainer as trainer_factory
+        trainer_factory = get_trainer
     stream = progress if progress is not None else sys.stderr
     t_start = time.perf_counter()
     model = str(records["model"].iloc[0])
     dataset = str(records["dataset"].iloc[0])
     split = int(records["split"].iloc[0])
-    options = dict(trainer_options or {})
+    options = dict(spec.trainer_options)
+    seed, rtol, epoch_ties = spec.seed, spec.rtol, spec.epoch_ties
     selections = selections_from_records(records, epoch_ties)
     plan = replay_plan(selections)
     per_config = records.groupby("config", sort=True)
@@ -340,58 +349,35 @@ def read_replay(npz: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]
 
 def run_replay_job(
     runs_path: str | Path,
-    processed_path: str | Path,
-    splits_path: str | Path,
-    out_npz: str | Path,
+    files: JobFiles,
+    spec: ReplaySpec,
+    hardware: Hardware | None = None,
     *,
-    seed: int,
-    threads: int = 1,
-    device: str = "cpu",
-    allow_cpu_fallback: bool = False,
-    gpu_lock_dir: str | Path | None = None,
-    gpu_claim_timeout: float | None = None,
-    gpu_jobs_per_device: int = 1,
-    trainer_options: Mapping[str, Any] | None = None,
-    rtol: float = RTOL,
     trainer_factory: Callable[..., Any] | None = None,
     progress: TextIO | None = None,
-    epoch_ties: str = DEFAULT_EPOCH_TIES,
 ) -> ReplayResult:
     """Replay one runs file (what ``tabbench replay`` and the rule ``replay_split`` run): read
-    the records, load the split's data, claim the device as training does (neural networks
-    only), replay, check, write ``out_npz`` and its sidecar."""
-    from tabbench.data.dataset import load_split_data
-    from tabbench.gpu import acquire_device
-    from tabbench.models.registry import is_network
-    from tabbench.provenance import read_runs_provenance
-    from tabbench.select import read_records
-
+    the records, load the split's data (``files``: the processed dataset, its splits and the
+    ``.npz`` to write), claim the device as training does (neural networks only), replay,
+    check, write ``files.out`` and its sidecar."""
+    hardware = hardware or Hardware()
     stream = progress if progress is not None else sys.stderr
     t_start, cpu_start = time.perf_counter(), time.process_time()
     records = read_records(runs_path).to_pandas()
     if records.empty:  # every config failed: nothing selected, nothing to replay
-        return _write_empty(runs_path, processed_path, splits_path, out_npz, seed, stream)
+        return _write_empty(runs_path, files, spec.seed, stream)
     model = str(records["model"].iloc[0])
     split = int(records["split"].iloc[0])
     trained = read_runs_provenance(runs_path) or {}
-    with contextlib.ExitStack() as stack:
-        if is_network(model):
-            dev = stack.enter_context(acquire_device(
-                device, allow_cpu_fallback, gpu_lock_dir,
-                default("gpu_claim_timeout") if gpu_claim_timeout is None else gpu_claim_timeout,
-                gpu_jobs_per_device))
-        else:
-            dev = "cpu"
-        for key, now in (("device", dev), ("threads", int(threads))):
+    with hardware.acquire(is_network(model)) as dev:
+        for key, now in (("device", dev), ("threads", int(hardware.threads))):
             if key in trained and str(trained[key]) != str(now):
                 print(f"warning: {runs_path} was trained with {key}={trained[key]}, replaying "
                       f"with {key}={now}: the self-check may fail", file=stream, flush=True)
-        data = load_split_data(processed_path, splits_path, split)
-        result = replay_split(records, data, seed=seed, threads=threads, device=dev,
-                              trainer_options=trainer_options, rtol=rtol,
-                              trainer_factory=trainer_factory, progress=stream,
+        data = load_split_data(files.processed, files.splits, split)
+        result = replay_split(records, data, spec, device=dev, threads=int(hardware.threads),
                               stacked=trained.get("training") == STACKED,
-                              epoch_ties=epoch_ties)
+                              trainer_factory=trainer_factory, progress=stream)
     result.sidecar["trained_with"] = {k: trained.get(k) for k in ("device", "threads", "commit",
                                                                   "training", "members")}
     cost = result.sidecar["cost"]
@@ -402,29 +388,26 @@ def run_replay_job(
     cost["replay_cpu_seconds"] = time.process_time() - cpu_start
     study = cost["study_train_seconds"]
     cost["fraction_measured"] = cost["replay_seconds"] / study if study > 0 else float("nan")
-    write_replay(result, out_npz)
+    write_replay(result, files.out)
     print(f"replayed {len(result.sidecar['selections'])} selections of "
           f"{len(result.sidecar['configs'])} configs in {cost['replay_seconds']:.1f}s "
           f"({100 * cost['fraction_measured']:.1f}% of the study's training of this split) "
-          f"-> {out_npz}", file=stream, flush=True)
+          f"-> {files.out}", file=stream, flush=True)
     return result
 
 
-def _write_empty(runs_path: str | Path, processed_path: str | Path, splits_path: str | Path,
-                 out_npz: str | Path, seed: int, stream: TextIO) -> ReplayResult:
+def _write_empty(runs_path: str | Path, files: JobFiles, seed: int, stream: TextIO
+                 ) -> ReplayResult:
     """The replay of a runs file without records (every config failed): the labels and no
     selection, so that a study's replay target does not fail on such a split. Model, dataset
     and split come from the file's path (:func:`tabbench.layout.parse_runs_file`)."""
-    from tabbench.data.dataset import load_split_data
-    from tabbench.layout import parse_runs_file
-
     runs_path = Path(runs_path)
     where = parse_runs_file(runs_path)
     if where is None:
         raise ValueError(f"{runs_path}: no records, and no .../<model>/<dataset>/split<i>.parquet"
                          " path to tell the split from")
     model, dataset, split = where
-    data = load_split_data(processed_path, splits_path, split)
+    data = load_split_data(files.processed, files.splits, split)
     arrays = {"y_val": np.asarray(data.y_val, dtype=np.int64),
               "y_test": np.asarray(data.y_test, dtype=np.int64)}
     sidecar = {"model": model, "dataset": dataset, "split": split, "seed": int(seed),
@@ -435,7 +418,7 @@ def _write_empty(runs_path: str | Path, processed_path: str | Path, splits_path:
                         "recorded_fit_seconds_replayed": 0.0,
                         "fraction_measured": float("nan"), "fraction_recorded": float("nan")}}
     result = ReplayResult(arrays, sidecar)
-    write_replay(result, out_npz)
+    write_replay(result, files.out)
     print(f"{runs_path} holds no records (every config failed): wrote the labels only -> "
-          f"{out_npz}", file=stream, flush=True)
+          f"{files.out}", file=stream, flush=True)
     return result

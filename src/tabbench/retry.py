@@ -78,7 +78,7 @@ def failed_configs(runs_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 def _identity(runs_path: Path, model: str, dataset: str, split: int,
               settings: Mapping[str, Any]) -> dict[str, Any]:
     """The identity the train job of ``runs_path`` writes (``job.json``)."""
-    from tabbench.train_job import job_identity
+    from tabbench.study.parts import job_identity
 
     spec = get_model(model)
     options = {o.name: settings.get(o.config_key(model), o.default) for o in spec.options}

@@ -7,52 +7,39 @@ resumes at the first config without one. At the end the parts are concatenated i
 and the failures into the sidecar ``<out>.failures.json`` (always written, possibly ``[]``), both
 atomically, and the part folder is removed (so a forced rerun of a finished job starts afresh).
 
-A part file is reused only if it matches what the rerun would train: the job's identity
-(model, dataset, split, seed and any non-default trainer option, e.g. the MLP's one-hot cap,
-in ``job.json``) and, per config, the same params and number of epochs. A failing config (an
-exception in the trainer, a non-finite loss in the first epoch, out of memory) is recorded with
-its error and the job goes on; errors of the recorder itself (the metrics) are bugs and stop the
-job.
+A part file is reused only if it matches what the rerun would train
+(:class:`tabbench.study.parts.PartFolder`). A failing config (an exception in the trainer, a
+non-finite loss in the first epoch, out of memory) is recorded with its error and the job goes
+on; errors of the recorder itself (the metrics) are bugs and stop the job.
 
-Stopping: under :func:`stop_on_signals` (what ``tabbench train`` runs in), SIGINT (Ctrl-C) and
-SIGTERM (e.g. ``scancel`` or a SLURM time limit) raise
-:class:`TrainInterrupted` at the next Python instruction - within a boosting round or a
-mini-batch, i.e. at once on the time scale of a job. Finished configs are already on disk as
-part files; the config in progress is lost (its partial write, if any, is removed by
-:func:`tabbench.io.atomic_path`). A second signal kills the job at once. A signal the job was
-started with ignored stays ignored, as it does in Snakemake (see :func:`stop_on_signals`).
+Stopping: under :func:`tabbench.study.signals.stop_on_signals` (what ``tabbench train`` runs
+in), SIGINT and SIGTERM raise :class:`~tabbench.study.signals.TrainInterrupted` within a
+boosting round or a mini-batch. Finished configs are already on disk as part files; the config
+in progress is lost (its partial write, if any, is removed by :func:`tabbench.io.atomic_path`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import shutil
-import signal
 import sys
-import time
-import traceback
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TextIO
 
 import pandas as pd
 
 from tabbench import kept
-from tabbench.data.dataset import load_split_data
-from tabbench.gpu import acquire_device
+from tabbench.data.dataset import SplitData, load_split_data
 from tabbench.io import write_json_atomic, write_parquet_atomic
-from tabbench.layout import (  # noqa: F401 - failures_path, part_dir re-exported (callers, tests)
-    PART_IDENTITY,
-    failures_path,
-    part_configs,
-    part_dir,
-    part_failure,
-    part_records,
-)
+from tabbench.layout import failures_path
 from tabbench.models.base import EpochChunk, StackingTrainer, TrainContext
-from tabbench.models.recorder import EpochRecorder, check_records, empty_records, params_json
+from tabbench.models.recorder import (
+    EpochRecorder,
+    Labels,
+    RunKey,
+    check_records,
+    empty_records,
+    params_json,
+)
 from tabbench.models.registry import (
     get_trainer,
     is_network,
@@ -67,61 +54,11 @@ from tabbench.models.stacked.plan import (
     plan_groups,
     training_path,
 )
-from tabbench.provenance import (
-    environment,
-    gather,
-    read_runs_provenance,
-    to_parquet_metadata,
-)
+from tabbench.provenance import environment, to_parquet_metadata
 from tabbench.search import sample_config, stable_seed
-from tabbench.settings.table import default
-
-
-class TrainInterrupted(BaseException):
-    """A training job was asked to stop by a signal. A BaseException, like KeyboardInterrupt, so
-    that a trainer's ``except Exception`` does not record it as a failed config."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        super().__init__(f"stopped by {self.signal_name}")
-
-    @property
-    def signal_name(self) -> str:
-        return signal.Signals(self.signum).name
-
-
-@contextlib.contextmanager
-def stop_on_signals(
-    signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM),
-) -> Iterator[None]:
-    """Turn ``signals`` into :class:`TrainInterrupted` inside the block (main thread only).
-    After the first one the default actions are back, so a second signal ends the process at
-    once, whatever it is doing.
-
-    A signal that is ignored when the block starts stays ignored (the Unix convention, which
-    Python and so Snakemake follow): a non-interactive shell starts ``cmd &`` with SIGINT
-    ignored, and a Snakemake started so does not stop on SIGINT. Its jobs inherit the ignore;
-    if they stopped on the same SIGINT, Snakemake would see a failed job, retry it or go on
-    with the next ones, and a Ctrl-C would restart work instead of stopping it (issue 22)."""
-
-    def stop(signum: int, frame: Any) -> None:
-        for s in caught:
-            signal.signal(s, signal.SIG_DFL)
-        raise TrainInterrupted(signum)
-
-    caught = [s for s in signals if signal.getsignal(s) != signal.SIG_IGN]
-    previous = {s: signal.signal(s, stop) for s in caught}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-
-
-def finished_configs(out_path: str | os.PathLike[str]) -> list[int]:
-    """Configs of a job whose part file (records or failure) is on disk, i.e. kept for a
-    resume."""
-    return part_configs(part_dir(out_path))
+from tabbench.study.parts import PartFolder, Plan, failure_record, job_identity
+from tabbench.study.progress import Progress
+from tabbench.study.specs import Hardware, JobFiles, Keeping, TrainTarget
 
 
 def train_seed(seed: int, dataset: str, split: int, model: str, config_id: int) -> int:
@@ -129,130 +66,68 @@ def train_seed(seed: int, dataset: str, split: int, model: str, config_id: int) 
     return stable_seed(int(seed), str(dataset), int(split), str(model), int(config_id), "train")
 
 
-class _Progress:
-    """One line per chunk: config i/n, epoch, elapsed and ETA (from this process's pace)."""
-
-    def __init__(self, stream: TextIO, tag: str, epochs_todo: int) -> None:
-        self.stream, self.tag, self.todo = stream, tag, epochs_todo
-        self.t0 = time.perf_counter()
-        self.done = 0
-
-    def line(self, msg: str) -> None:
-        print(f"[{self.tag}] {msg}", file=self.stream, flush=True)
-
-    def epochs(self, n: int, msg: str) -> None:
-        self.done += n
-        elapsed = time.perf_counter() - self.t0
-        left = max(0, self.todo - self.done)
-        eta = elapsed / self.done * left if self.done else float("nan")
-        self.line(f"{msg} elapsed {_hms(elapsed)} eta {_hms(eta)}")
-
-    def skip(self, n: int) -> None:
-        self.todo -= n
-
-
-def _hms(s: float) -> str:
-    if s != s:
-        return "?"
-    if s < 60:
-        return f"{s:.1f}s"
-    s = int(round(s))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
-
-
-def config_plan(model: str, dataset: str, split: int, n_configs: int,
-                epochs: Mapping[str, int], seed: int) -> dict[int, tuple[dict[str, Any], int]]:
+def config_plan(target: TrainTarget) -> dict[int, tuple[dict[str, Any], int]]:
     """config -> (params, epochs) of a train job: the default (config 0) and ``n_configs``
-    random configs of ``model``. What the job trains and what its keeping is planned for
+    random configs of its model. What the job trains and what its keeping is planned for
     (``benchmarks/restop_cost.py --plan`` sizes a study from it without training)."""
-    return {c: (sample_config(model, c, seed=seed, dataset=dataset, split=split),
-                n_epochs_for(model, c, epochs))
-            for c in range(int(n_configs) + 1)}
+    t = target
+    return {c: (sample_config(t.model, c, seed=t.seed, dataset=t.dataset, split=t.split),
+                n_epochs_for(t.model, c, t.epochs))
+            for c in range(int(t.n_configs) + 1)}
 
 
 def run_train_job(
-    model: str,
-    dataset: str,
-    split: int,
-    processed_path: str | os.PathLike[str],
-    splits_path: str | os.PathLike[str],
-    out_path: str | os.PathLike[str],
+    target: TrainTarget,
+    files: JobFiles,
+    hardware: Hardware | None = None,
+    keeping: Keeping | None = None,
     *,
-    n_configs: int,
-    epochs: Mapping[str, int],
-    seed: int,
-    threads: int = 1,
-    device: str = "cpu",
-    allow_cpu_fallback: bool = default("allow_cpu_fallback"),
-    gpu_lock_dir: str | os.PathLike[str] | None = None,
-    gpu_claim_timeout: float = default("gpu_claim_timeout"),
-    gpu_jobs_per_device: int = default("gpu_jobs_per_device"),
-    trainer_options: Mapping[str, Any] | None = None,
-    members: int | str | None = None,
-    memory_gb: float = default("network_memory_gb"),
-    keep_for_restop: bool = default("keep_for_restop"),
-    restop_max_mb: float = default("restop_max_mb"),
-    retry_failed: bool = default("retry_failed"),
     progress: TextIO | None = None,
     metrics: Any = None,
-    trainer_factory: Any = None,
+    trainer_factory: Callable[..., Any] | None = None,
 ) -> pd.DataFrame:
-    """Train configs ``0..n_configs`` of ``model`` on one split; write records + failures.
+    """Train ``target`` on its split; write its records and failures to ``files.out``.
 
-    Returns the records written to ``out_path``. ``trainer_options`` are the model's run-wide
-    options (:class:`tabbench.models.registry.TrainerOption`, e.g. ``{"max_one_hot_levels":
-    None}`` for the MLP); one the model does not take is an error before anything runs.
-    ``metrics`` and ``trainer_factory`` (``(name, **trainer_options)`` -> trainer) are injection
-    points for tests; by default :mod:`tabbench.metrics` and
+    Returns the records written. A trainer option the model does not take is an error before
+    anything runs. ``metrics`` and ``trainer_factory`` (``(name, **trainer_options)`` ->
+    trainer) are injection points for tests; by default :mod:`tabbench.metrics` and
     :func:`tabbench.models.registry.get_trainer`.
 
     Device: a model that is not a network (XGBoost) always trains on the CPU. A network gets
-    ``device`` through :func:`tabbench.gpu.acquire_device`, held for the whole loop over
-    configs: plain ``cuda`` claims a free GPU slot with a file lock in ``gpu_lock_dir`` (waiting
-    up to ``gpu_claim_timeout`` seconds; ``gpu_jobs_per_device`` slots per GPU), so concurrent
-    jobs on one machine never share a GPU beyond that;
-    without CUDA the job falls back to the CPU with a warning if ``allow_cpu_fallback``, else
-    fails with a clear error before training anything.
+    ``hardware.device`` through :meth:`~tabbench.study.specs.Hardware.acquire`, held for the
+    whole loop over configs: plain ``cuda`` claims a free GPU slot with a file lock, so
+    concurrent jobs on one machine never share a GPU beyond ``gpu.jobs_per_device``; without
+    CUDA the job falls back to the CPU with a warning if allowed, else fails with a clear error
+    before training anything.
 
-    Training path (:mod:`tabbench.models.stacked.plan`): ``members`` (config
-    ``network_members``; None/``"auto"`` = the device's default, 1 = one config at a time, K =
-    stacked groups of at most K configs within ``memory_gb`` of estimated device memory) for a
-    network whose trainer can stack (:class:`tabbench.models.base.StackingTrainer`). Stacked
-    groups are written config by config when the group finishes, so a kill loses at most the
-    group in progress. The path is in the part folder's identity and the provenance.
+    Training path (:mod:`tabbench.models.stacked.plan`): ``target.members`` for a network whose
+    trainer can stack (:class:`tabbench.models.base.StackingTrainer`); stacked groups fit
+    ``hardware.memory_gb`` of estimated device memory and are written config by config when the
+    group finishes, so a kill loses at most the group in progress. The path is in the part
+    folder's identity and the provenance.
 
-    Re-stopping (:mod:`tabbench.kept`): with ``keep_for_restop`` the job keeps what adding a
+    Re-stopping (:mod:`tabbench.kept`): with ``keeping.for_restop`` the job keeps what adding a
     stopping metric later needs (each config's model for boosted trees, else every epoch's
-    validation logits), at most ``restop_max_mb`` (config keys of the same names); its size is
-    estimated and logged before anything trains. It never changes a record.
-
-    ``retry_failed`` (config ``retry_failed``): a config whose failure is in the part folder
-    (a resumed job, or a finished one reopened by :mod:`tabbench.retry`) is trained again
-    instead of being kept as failed.
+    validation logits), at most ``keeping.restop_max_mb``; its size is estimated and logged
+    before anything trains. It never changes a record. With ``keeping.retry_failed`` a config
+    whose failure is in the part folder (a resumed job, or a finished one reopened by
+    :mod:`tabbench.retry`) is trained again instead of being kept as failed.
     """
+    hardware = hardware or Hardware()
+    keeping = keeping or Keeping()
     stream = sys.stderr if progress is None else progress
-    out_path = Path(out_path)
-    parts = part_dir(out_path)
     make_trainer = trainer_factory or get_trainer
-    options = dict(trainer_options or {})
-    # checked here, before anything runs; in the identity only when not at the default, so parts
-    # trained before an option existed (i.e. at its default) stay valid
+    model, options = target.model, dict(target.trainer_options)
+    # checked here, before anything runs; in the identity only when not at the default, so
+    # that parts trained at the default stay valid whichever options exist
     changed = non_default_options(model, options)
     shown = "".join(f" {k}={v}" for k, v in resolve_trainer_options(model, options).items())
-    members = parse_members(members)
-    if memory_gb is None or not float(memory_gb) > 0:
-        raise ValueError(f"memory_gb (config network_memory_gb) must be > 0, got {memory_gb!r}")
-    plan = config_plan(model, dataset, split, n_configs, epochs, seed)
-    ids = list(plan)
-    with contextlib.ExitStack() as stack:
-        # first, so that a device problem fails the job before anything is read or written
-        if is_network(model):
-            dev = stack.enter_context(
-                acquire_device(device, allow_cpu_fallback, gpu_lock_dir, gpu_claim_timeout,
-                               gpu_jobs_per_device)
-            )
-        else:
-            dev = "cpu"
+    members = parse_members(target.members)
+    if hardware.memory_gb is None or not float(hardware.memory_gb) > 0:
+        raise ValueError("memory_gb (config network_memory_gb) must be > 0, got "
+                         f"{hardware.memory_gb!r}")
+    plan = config_plan(target)
+    with hardware.acquire(is_network(model)) as dev:  # a device problem fails before any I/O
         # a trainer is built here only where the stacked path would be taken
         wants_stacking = is_network(model) and training_path(dev, members, True) == STACKED
         trainer = make_trainer(model, **options) if wants_stacking else None
@@ -261,82 +136,92 @@ def run_train_job(
         if members not in (None, 1) and not is_network(model):
             raise ValueError(f"model {model!r} trains one config at a time: members "
                              f"(network_members) must be 1 or auto, got {members}")
-        limit = max_members(dev, members, len(ids))
-        _prepare_parts(parts, job_identity(model, dataset, split, seed, changed, path))
-        data = load_split_data(processed_path, splits_path, split)
-        env = environment(device=dev, threads=int(threads))
+        limit = max_members(dev, members, len(plan))
+        folder = PartFolder(files.out)
+        folder.prepare(job_identity(model, target.dataset, target.split, target.seed, changed,
+                                    path))
+        data = load_split_data(files.processed, files.splits, target.split)
+        env = environment(device=dev, threads=int(hardware.threads))
         if is_network(model):
             env["training"] = path
             if path == STACKED:
                 env["members"] = int(limit)
-        prov = to_parquet_metadata(env)
-        prog = _Progress(stream, f"{model}/{dataset}/split{split}",
-                         sum(n for _, n in plan.values()))
+        folder.provenance = to_parquet_metadata(env)
+        prog = Progress(stream, target.tag, sum(n for _, n in plan.values()))
         stacking = f" training={path} members<={limit}" if path == STACKED else ""
         if members not in (None, 1) and not can_stack:
             stacking = f" (members={members} ignored: this trainer cannot stack configs)"
-        prog.line(f"{len(ids)} configs, n_train={len(data.y_train)} n_val={len(data.y_val)} "
-                  f"n_test={len(data.y_test)} classes={data.n_classes} threads={threads} "
-                  f"device={dev}{shown}{stacking}")
+        prog.line(f"{len(plan)} configs, n_train={len(data.y_train)} n_val={len(data.y_val)} "
+                  f"n_test={len(data.y_test)} classes={data.n_classes} "
+                  f"threads={hardware.threads} device={dev}{shown}{stacking}")
         # a trainer to ask what it keeps (its kind, its models' size bound) only when keeping
-        probe = (trainer or make_trainer(model, **options)) if keep_for_restop else None
-        keep = kept.plan_keep(keep_for_restop, restop_max_mb, probe, plan, data, parts)
+        probe = (trainer or make_trainer(model, **options)) if keeping.for_restop else None
+        keep = kept.plan_keep(keeping.for_restop, keeping.restop_max_mb, probe, plan, data,
+                              folder.path)
         prog.line(keep.line())
-        job = _Job(model, dataset, split, seed, data, plan, parts, prov, prog, stream, dev,
-                   int(threads), metrics, lambda: make_trainer(model, **options), len(ids), keep)
-        pending = []
-        for c in ids:
-            done = _load_done(parts, c, *plan[c])
-            if isinstance(done, dict) and retry_failed:
-                part_failure(parts, c).unlink(missing_ok=True)
-                prog.line(f"{job.position(c)} failed before ({done['error_type']}): trained "
-                          "again (retry_failed)")
-                pending.append(c)
-            elif done is not None:
-                prog.skip(plan[c][1])
-                prog.line(f"{job.position(c)} already done (part file), not retrained")
-            else:
-                pending.append(c)
+        folder.keep = keep
+        job = _Job(target, data, plan, folder, prog, replace(hardware, device=dev),
+                   lambda: make_trainer(model, **options), metrics)
+        pending = job.pending(keeping.retry_failed)
         if path == STACKED:
             keys = {c: (trainer.stack_key(plan[c][0]), plan[c][1]) for c in pending}
             sizes = {c: int(trainer.member_bytes(plan[c][0], data)) for c in pending}
-            groups = plan_groups(pending, keys, sizes, limit, float(memory_gb) * 2**30)
+            groups = plan_groups(pending, keys, sizes, limit,
+                                 float(hardware.memory_gb) * 2**30)
             for g, group in enumerate(groups):
                 job.train_group(group, f"group {g + 1}/{len(groups)}")
         else:
             for c in pending:
                 job.train_config(c)
-    return _finish(out_path, parts, plan, prog, prov, job.keep, data.y_val,
-                   {"model": model, "dataset": dataset, "split": int(split)})
+    return job.finish()
 
 
 class _Job:
     """One job's training loop state: trains a config (sequential path) or a group of configs
     (stacked path) and writes each config's part file as soon as it is finished."""
 
-    def __init__(self, model, dataset, split, seed, data, plan, parts, prov, prog, stream,
-                 device, threads, metrics, new_trainer, n_ids, keep: kept.KeepPlan) -> None:
-        self.model, self.dataset, self.split, self.seed = model, dataset, split, seed
-        self.data, self.plan, self.parts, self.prov = data, plan, parts, prov
-        self.prog, self.stream, self.device, self.threads = prog, stream, device, threads
-        self.metrics, self.new_trainer, self.n_ids = metrics, new_trainer, n_ids
-        self.keep = keep
+    def __init__(self, target: TrainTarget, data: SplitData, plan: Plan, folder: PartFolder,
+                 prog: Progress, hardware: Hardware, new_trainer: Callable[[], Any],
+                 metrics: Any) -> None:
+        self.target, self.data, self.plan, self.folder = target, data, plan, folder
+        self.prog, self.hardware = prog, hardware
+        self.new_trainer, self.metrics = new_trainer, metrics
+
+    @property
+    def keep(self) -> kept.KeepPlan:
+        return self.folder.keep
 
     def position(self, c: int) -> str:
-        return f"config {c} ({c + 1}/{self.n_ids})"
+        return f"config {c} ({c + 1}/{len(self.plan)})"
+
+    def pending(self, retry_failed: bool) -> list[int]:
+        """The configs without a matching part file (or with a failure, ``retry_failed``)."""
+        pending = []
+        for c, (params, n_ep) in self.plan.items():
+            done = self.folder.done(c, params, n_ep)
+            if isinstance(done, dict) and retry_failed:
+                self.folder.forget_failure(c)
+                self.prog.line(f"{self.position(c)} failed before ({done['error_type']}): "
+                               "trained again (retry_failed)")
+                pending.append(c)
+            elif done is not None:
+                self.prog.skip(n_ep)
+                self.prog.line(f"{self.position(c)} already done (part file), not retrained")
+            else:
+                pending.append(c)
+        return pending
 
     def recorder(self, c: int) -> EpochRecorder:
         params, n_ep = self.plan[c]
-        d = self.data
-        return EpochRecorder(
-            model=self.model, dataset=self.dataset, split=self.split, config=c, params=params,
-            y_val=d.y_val, y_test=d.y_test, n_train=len(d.y_train), n_classes=d.n_classes,
-            n_epochs=n_ep, metrics=self.metrics,
-        )
+        t = self.target
+        return EpochRecorder(RunKey(t.model, t.dataset, t.split, c), params,
+                             Labels.of(self.data), n_ep, self.metrics)
 
     def context(self, c: int) -> TrainContext:
-        return TrainContext(seed=train_seed(self.seed, self.dataset, self.split, self.model, c),
-                            n_epochs=self.plan[c][1], threads=self.threads, device=self.device)
+        t = self.target
+        return TrainContext(seed=train_seed(t.seed, t.dataset, t.split, t.model, c),
+                            n_epochs=self.plan[c][1], threads=int(self.hardware.threads),
+                            device=self.hardware.device)
 
     def train_config(self, c: int) -> None:
         params, n_ep = self.plan[c]
@@ -353,7 +238,7 @@ class _Job:
             except StopIteration:
                 break
             except Exception as err:  # a failing config is recorded, the job goes on
-                failure = _failure(c, params, n_ep, recorder.next_epoch - 1, err)
+                failure = self.failure(c, recorder, err)
                 break
             recorder.add(chunk)  # metric errors are bugs: not caught
             keeper.add(chunk.val_logits)
@@ -412,7 +297,7 @@ class _Job:
 
     def failure(self, c: int, recorder: EpochRecorder, err: BaseException) -> dict[str, Any]:
         params, n_ep = self.plan[c]
-        return _failure(c, params, n_ep, recorder.next_epoch - 1, err)
+        return failure_record(c, params, n_ep, recorder.next_epoch - 1, err)
 
     def finish_config(self, c: int, recorder: EpochRecorder, failure: dict[str, Any] | None,
                       keeper: kept.ConfigKeeper, trainer: Any) -> None:
@@ -423,142 +308,65 @@ class _Job:
             self.prog.skip(n_ep - (recorder.next_epoch - 1))
             self.prog.line(f"{self.position(c)} FAILED: {failure['error_type']}: "
                            f"{failure['message']}")
-            self.stream.write(failure["traceback"])
-            write_json_atomic(failure, part_failure(self.parts, c))
-            _free_gpu(self.device)
+            self.prog.write(failure["traceback"])
+            self.folder.write_failure(c, failure)
+            _free_gpu(self.hardware.device)
             return
         frame = recorder.frame()  # a trainer that stopped early fails here, before keeping
         if self.keep.keeps:
             self.keep_config(c, keeper, trainer)
-        write_parquet_atomic(frame, part_records(self.parts, c), self.prov)
+        self.folder.write_records(c, frame)
 
     def keep_config(self, c: int, keeper: kept.ConfigKeeper, trainer: Any) -> None:
         """Write what config ``c`` keeps for re-stopping. Keeping never costs a record: on an
         error, or once the kept models outgrow the cap, the job keeps nothing from then on
         (noted in the part folder, so a resume does not start again)."""
         params, n_ep = self.plan[c]
+        parts = self.folder.path
         reason = None
         try:
-            kept.write_part(self.parts, c, params_json(params), n_ep, keeper.arrays(trainer))
+            kept.write_part(parts, c, params_json(params), n_ep, keeper.arrays(trainer))
         except Exception as err:  # a record must not be lost to what is only kept
             reason = f"keeping config {c} failed: {type(err).__name__}: {err}"
         else:
-            total = kept.kept_parts_bytes(self.parts)
+            total = kept.kept_parts_bytes(parts)
             if total > self.keep.cap_bytes:
                 reason = (f"what it keeps reached {kept.megabytes(total)} at config {c}, over "
                           f"the cap of {kept.megabytes(self.keep.cap_bytes)} (restop_max_mb)")
         if reason is not None:
-            kept.give_up(self.parts, reason)
-            self.keep = kept.KeepPlan(None, cap_bytes=self.keep.cap_bytes, reason=reason)
+            kept.give_up(parts, reason)
+            self.folder.keep = kept.KeepPlan(None, cap_bytes=self.keep.cap_bytes,
+                                             reason=reason)
             self.prog.line(self.keep.line())
 
-
-def job_identity(model: str, dataset: str, split: int | str, seed: int,
-                 changed_options: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """A part folder's identity (its ``job.json``): the job's model, dataset, split and seed,
-    its non-default trainer options and its training path; absent when at the default or
-    sequential, so part folders from before either existed stay valid. Also what
-    :mod:`tabbench.retry` writes when it reopens a finished job."""
-    identity = {"model": model, "dataset": dataset, "split": int(split), "seed": int(seed)}
-    if changed_options:
-        identity["trainer_options"] = dict(changed_options)
-    if path == STACKED:
-        identity["training"] = path
-    return identity
-
-
-def _prepare_parts(parts: Path, identity: dict[str, Any]) -> None:
-    """Create the part folder; discard it if it belongs to another job identity; drop temp files
-    of a killed atomic write."""
-    job = parts / PART_IDENTITY
-    if job.exists():
-        try:
-            same = json.loads(job.read_text()) == identity
-        except ValueError:
-            same = False
-        if not same:
-            shutil.rmtree(parts)
-    parts.mkdir(parents=True, exist_ok=True)
-    for tmp in parts.glob(".*.tmp"):
-        tmp.unlink(missing_ok=True)
-    if not job.exists():
-        write_json_atomic(identity, job)
-
-
-def _load_done(parts: Path, c: int, params: Mapping[str, Any], n_ep: int) -> Any:
-    """The finished part of config ``c`` (records or failure) if it matches; else None."""
-    ok_file, bad_file = part_records(parts, c), part_failure(parts, c)
-    if ok_file.exists():
-        try:
-            df = pd.read_parquet(ok_file)
-            check_records(df, {c: n_ep})
-            if (df["params"] == params_json(params)).all():
-                return df
-        except Exception:  # unreadable or stale: retrain
-            pass
-        ok_file.unlink()
-    if bad_file.exists():
-        try:
-            fail = json.loads(bad_file.read_text())
-            if fail["params"] == dict(params) and fail["n_epochs"] == n_ep:
-                return fail
-        except (ValueError, KeyError):
-            pass
-        bad_file.unlink()
-    return None
-
-
-def _failure(c: int, params: Mapping[str, Any], n_ep: int, done: int, err: BaseException):
-    return {
-        "config": c,
-        "params": dict(params),
-        "n_epochs": n_ep,
-        "epochs_done": done,
-        "error_type": type(err).__name__,
-        "message": str(err),
-        "traceback": "".join(traceback.format_exception(err)),
-    }
+    def finish(self) -> pd.DataFrame:
+        """Concatenate the part files into the runs file and the failures into its sidecar
+        (both atomic, after what re-stopping needs), then remove the part folder."""
+        frames, failures = [], []
+        for c, (params, n_ep) in self.plan.items():
+            done = self.folder.done(c, params, n_ep)
+            if done is None:
+                raise RuntimeError(f"config {c} has no part file after training")
+            (frames if isinstance(done, pd.DataFrame) else failures).append(done)
+        records = pd.concat(frames, ignore_index=True) if frames else empty_records()
+        check_records(records, {int(f["config"].iloc[0]): len(f) for f in frames})
+        job_prov = self.folder.job_provenance(self.plan)
+        recorded = {int(f["config"].iloc[0]): (params_json(self.plan[int(f["config"].iloc[0])][0]),
+                                               len(f)) for f in frames}
+        out, t = self.folder.out, self.target
+        identity = {"model": t.model, "dataset": t.dataset, "split": int(t.split)}
+        # what re-stopping needs, before the runs file (the train rule's output) is written
+        self.prog.line(kept.finish(out, self.folder.path, self.keep, recorded, self.data.y_val,
+                                   identity))
+        write_json_atomic(failures, failures_path(out))
+        write_parquet_atomic(records, out, job_prov)
+        self.folder.remove()
+        self.prog.line(f"done: {len(frames)} configs recorded, {len(failures)} failed -> {out}")
+        return records
 
 
 def _free_gpu(device: str) -> None:
     if device.startswith("cuda"):
-        import torch
+        import torch  # only a job on a GPU has it loaded; a CPU job must not pay the import
 
         torch.cuda.empty_cache()
-
-
-def _job_provenance(parts: Path, plan: Mapping[int, Any], current: dict[str, str]):
-    """The runs file's provenance: the one all part files share, or, for a job resumed under
-    another environment, every key's values (lists where they differ, named in ``mixed``)."""
-    provs = []
-    for c in plan:
-        part = part_records(parts, c)
-        if part.exists():
-            provs.append(read_runs_provenance(part))
-    known = [p for p in provs if p is not None]
-    if not known or all(p == known[0] for p in provs):
-        return current if not known else to_parquet_metadata(known[0])
-    summary = gather(provs)
-    return to_parquet_metadata({**summary["versions"], "mixed": summary["mixed"]})
-
-
-def _finish(out_path: Path, parts: Path, plan: Mapping[int, Any], prog: _Progress,
-            prov: dict[str, str], keep: kept.KeepPlan, y_val: Any, identity: dict[str, Any]):
-    frames, failures = [], []
-    for c, (params, n_ep) in plan.items():
-        done = _load_done(parts, c, params, n_ep)
-        if done is None:
-            raise RuntimeError(f"config {c} has no part file after training")
-        (frames if isinstance(done, pd.DataFrame) else failures).append(done)
-    records = pd.concat(frames, ignore_index=True) if frames else empty_records()
-    check_records(records, {int(f["config"].iloc[0]): len(f) for f in frames})
-    job_prov = _job_provenance(parts, plan, prov)
-    recorded = {int(f["config"].iloc[0]): (params_json(plan[int(f["config"].iloc[0])][0]),
-                                           len(f)) for f in frames}
-    # what re-stopping needs, before the runs file (the train rule's output) is written
-    prog.line(kept.finish(out_path, parts, keep, recorded, y_val, identity))
-    write_json_atomic(failures, failures_path(out_path))
-    write_parquet_atomic(records, out_path, job_prov)
-    shutil.rmtree(parts)
-    prog.line(f"done: {len(frames)} configs recorded, {len(failures)} failed -> {out_path}")
-    return records

@@ -13,8 +13,10 @@ from tabbench.cli.train import (
     add_device_arguments,
     add_trainer_option_arguments,
     given_trainer_options,
+    hardware_from,
 )
 from tabbench.settings.table import default
+from tabbench.study.specs import JobFiles
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -22,20 +24,17 @@ def _replay(args: argparse.Namespace) -> int:
 
     from tabbench.gpu import GpuUnavailableError
     from tabbench.io import reading
-    from tabbench.replay import ReplayMismatchError, run_replay_job
+    from tabbench.replay import ReplayMismatchError, ReplaySpec, run_replay_job
 
     with reading(args.runs):
         models = pq.read_table(args.runs, columns=["model"]).column("model").unique().to_pylist()
     options = given_trainer_options(args, str(models[0]), "tabbench replay") if models else {}
     if options is None:
         return 2
+    spec = ReplaySpec(args.seed, options, args.rtol, args.epoch_ties)
     try:
-        run_replay_job(args.runs, args.processed, args.splits, args.out, seed=args.seed,
-                       threads=args.threads, device=args.device,
-                       allow_cpu_fallback=args.allow_cpu_fallback,
-                       gpu_lock_dir=args.gpu_lock_dir, gpu_claim_timeout=args.gpu_claim_timeout,
-                       gpu_jobs_per_device=args.gpu_jobs_per_device, trainer_options=options,
-                       rtol=args.rtol, progress=sys.stderr, epoch_ties=args.epoch_ties)
+        run_replay_job(args.runs, JobFiles(args.processed, args.splits, args.out), spec,
+                       hardware_from(args), progress=sys.stderr)
     except (ReplayMismatchError, GpuUnavailableError) as err:
         print(f"tabbench replay: error: {err}", file=sys.stderr)
         return 1

@@ -9,9 +9,15 @@ from collections.abc import Callable
 from typing import Any
 
 from tabbench.cli.args import boolean, field_default, optional_str, positive_float
+from tabbench.gpu import GpuUnavailableError
+from tabbench.layout import part_dir
 from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
 from tabbench.settings.table import default
+from tabbench.study.parts import finished_configs
+from tabbench.study.signals import TrainInterrupted, stop_on_signals
+from tabbench.study.specs import GpuClaim, Hardware, JobFiles, Keeping, TrainTarget
+from tabbench.train_job import run_train_job
 
 
 def _epochs_item(text: str) -> tuple[str, int]:
@@ -169,27 +175,27 @@ def _log_to_stderr() -> None:
     logger.setLevel(logging.INFO)
 
 
-def run(args: argparse.Namespace) -> int:
-    from tabbench.gpu import GpuUnavailableError
-    from tabbench.train_job import TrainInterrupted, run_train_job, stop_on_signals
+def hardware_from(args: argparse.Namespace) -> Hardware:
+    """The device arguments (:func:`add_device_arguments`) as a job's hardware."""
+    gpu = GpuClaim(args.allow_cpu_fallback, args.gpu_lock_dir, args.gpu_claim_timeout,
+                   args.gpu_jobs_per_device)
+    memory = getattr(args, "network_memory_gb", None)
+    return Hardware(args.device, args.threads, gpu,
+                    default("network_memory_gb") if memory is None else memory)
 
+
+def run(args: argparse.Namespace) -> int:
     options = given_trainer_options(args, args.model, "tabbench train")
     if options is None:
         return 2
     _log_to_stderr()
+    target = TrainTarget(args.model, args.dataset, args.split, args.n_configs,
+                         dict(args.epochs), args.seed, options, args.members)
+    keeping = Keeping(args.keep_for_restop, args.restop_max_mb, args.retry_failed)
     try:
         with stop_on_signals():
-            run_train_job(
-                args.model, args.dataset, args.split, args.processed, args.splits, args.out,
-                n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
-                threads=args.threads, device=args.device,
-                allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
-                gpu_claim_timeout=args.gpu_claim_timeout,
-                gpu_jobs_per_device=args.gpu_jobs_per_device, trainer_options=options,
-                members=args.members, memory_gb=args.network_memory_gb,
-                keep_for_restop=args.keep_for_restop, restop_max_mb=args.restop_max_mb,
-                retry_failed=args.retry_failed, progress=sys.stderr,
-            )
+            run_train_job(target, JobFiles(args.processed, args.splits, args.out),
+                          hardware_from(args), keeping, progress=sys.stderr)
     except GpuUnavailableError as err:  # a clear one-line error, no traceback
         print(f"tabbench train: error: {err}", file=sys.stderr)
         return 2
@@ -201,8 +207,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _stopped_message(stop, args: argparse.Namespace) -> str:
     """What was kept and how to go on, for the job's log (no traceback: nothing went wrong)."""
-    from tabbench.train_job import finished_configs, part_dir
-
     done = finished_configs(args.out)
     todo = [c for c in range(args.n_configs + 1) if c not in done]
     if not todo:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.metrics.registry import stopping_metric_ids
-from tabbench.models.base import EpochChunk
+from tabbench.models.base import EpochChunk, SplitData
 from tabbench.runs_schema import (
     INFO_COLUMNS,
     KEY_COLUMNS,
@@ -50,46 +51,59 @@ def _json_scalar(obj: Any) -> Any:
     raise TypeError(f"config value {obj!r} ({type(obj).__name__}) is not JSON-serialisable")
 
 
+@dataclass(frozen=True)
+class RunKey:
+    """Which run a record belongs to: one config of one (model, dataset, split)."""
+
+    model: str
+    dataset: str
+    split: int
+    config: int
+
+
+@dataclass(frozen=True)
+class Labels:
+    """What the records are measured against: the validation and test labels, and the sizes
+    stored on every row."""
+
+    y_val: np.ndarray
+    y_test: np.ndarray
+    n_train: int
+    n_classes: int
+
+    @classmethod
+    def of(cls, data: SplitData) -> Labels:
+        return cls(data.y_val, data.y_test, len(data.y_train), data.n_classes)
+
+
 class EpochRecorder:
-    """Collect the per-epoch rows of one (model, dataset, split, config) run.
+    """Collect the per-epoch rows of one run (:class:`RunKey`) with ``params``, over
+    ``n_epochs`` epochs.
 
     ``metrics`` is the module providing ``stopping_metrics_batched`` and
     ``test_metrics_batched`` (default :mod:`tabbench.metrics`); it is a parameter only so that
     tests can check the recorder's bookkeeping independently of the metric implementations.
     """
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        dataset: str,
-        split: int,
-        config: int,
-        params: Mapping[str, Any],
-        y_val: np.ndarray,
-        y_test: np.ndarray,
-        n_train: int,
-        n_classes: int,
-        n_epochs: int,
-        metrics: ModuleType | None = None,
-    ) -> None:
+    def __init__(self, key: RunKey, params: Mapping[str, Any], labels: Labels, n_epochs: int,
+                 metrics: ModuleType | None = None) -> None:
         if metrics is None:
-            import tabbench.metrics as metrics
+            import tabbench.metrics as metrics  # its kernels load on the first record only
         self._metrics = metrics
         self._const: dict[str, Any] = {
-            "model": str(model),
-            "dataset": str(dataset),
-            "split": int(split),
-            "config": int(config),
+            "model": str(key.model),
+            "dataset": str(key.dataset),
+            "split": int(key.split),
+            "config": int(key.config),
             "params": params_json(params),
-            "n_train": int(n_train),
-            "n_val": int(len(y_val)),
-            "n_test": int(len(y_test)),
-            "n_classes": int(n_classes),
+            "n_train": int(labels.n_train),
+            "n_val": int(len(labels.y_val)),
+            "n_test": int(len(labels.y_test)),
+            "n_classes": int(labels.n_classes),
         }
-        self._y_val = np.asarray(y_val)
-        self._y_test = np.asarray(y_test)
-        self._n_classes = int(n_classes)
+        self._y_val = np.asarray(labels.y_val)
+        self._y_test = np.asarray(labels.y_test)
+        self._n_classes = int(labels.n_classes)
         self.n_epochs = int(n_epochs)
         self.next_epoch = 1
         self._parts: list[pd.DataFrame] = []
