@@ -191,8 +191,8 @@ def metric_breakdown(chunk, data) -> dict[str, float]:
     stop = metrics.stopping_metrics_batched(chunk.val_logits, data.y_val)
     out["stopping_metrics_batched"] = (time.perf_counter() - t) / E
     t = time.perf_counter()
-    metrics.test_metrics_batched(chunk.test_logits, data.y_test, stop["beta"], len(data.y_val))
-    out["test_metrics_batched"] = (time.perf_counter() - t) / E
+    metrics.metrics_on_test_batched(chunk.test_logits, data.y_test, stop["beta"], len(data.y_val))
+    out["metrics_on_test_batched"] = (time.perf_counter() - t) / E
     if hasattr(metrics, "fit_temperature_batched"):
         t = time.perf_counter()
         metrics.fit_temperature_batched(chunk.val_logits, data.y_val)

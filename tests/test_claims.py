@@ -75,7 +75,7 @@ def test_unknown_kind_is_an_error():
 
 def test_a_no_worse_claim_does_not_pass_on_a_small_median_with_only_ties_and_losses():
     """The case that motivated the Bayesian rule: median +0.22 %, 0 wins, 3 ties, 3 losses
-    passed the old |median| <= 1 % rule; the posterior does not support "no worse"."""
+    passes a |median| <= 1 % rule; the posterior does not support "no worse"."""
     rel = np.array([0.0, 0.0, 0.0, 0.44, 2.0, 3.0])
     assert np.median(rel) == pytest.approx(0.22)
     assert verdict("no_worse", Evidence(len(rel), posterior=bayesian_signed_rank(rel))) != (

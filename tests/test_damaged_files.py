@@ -1,5 +1,5 @@
 """A damaged runs, selected or summary file ends ``select``, ``aggregate`` and ``figures`` with
-one line naming the file and how to rebuild it (issue 22, item 8), not a pyarrow traceback.
+one line naming the file and how to rebuild it, not a pyarrow traceback.
 
 Damage: fixtures/damaged.py; a corrupt page behind an intact footer is tested where the data
 are read (selection), the other damage wherever a file is opened.

@@ -1,4 +1,4 @@
-"""Import direction inside the library, checked on the source (issue 12, item 5).
+"""Import direction inside the library, checked on the source.
 
 - ``tabbench.data`` imports nothing from ``tabbench.models`` (trainers consume data; data does
   not know trainers);
@@ -10,7 +10,7 @@
 And reading the registries, sampling an XGBoost config and building its trainer or the CLI
 import neither PyTorch nor a model library (the workflow reads the registries when it parses).
 
-Layering (issue 22, item 5):
+Layering:
 
 - no import cycle among the modules of ``src/tabbench``;
 - no library module imports ``tabbench.cli``: the CLI layer parses text into the library's

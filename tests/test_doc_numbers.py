@@ -1,4 +1,4 @@
-"""The numbers the docs repeat are derived, not typed (issue 23 item 5): job counts, dataset
+"""The numbers the docs repeat are derived, not typed: job counts, dataset
 counts and preset sizes in README.md, docs/*.md, config.yaml and the profiles are checked
 against what the code and the data give.
 

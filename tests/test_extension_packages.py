@@ -104,8 +104,9 @@ def test_the_metric_is_a_column_of_every_record_and_selected_on(metric_site):
 
 
 def test_runs_written_before_the_metric_was_installed_are_still_selected(site, caplog):
-    """Installing a metric package must not break cached results: the old runs files lack its
-    column, selection goes on with the others and says why the new one is missing."""
+    """Installing a metric package must not break cached results: runs files written without
+    it lack its column, selection goes on with the others and says why the new one is
+    missing."""
     rng = np.random.default_rng(2)
     val, y_val = _logits(rng, 3, 100, 2)
     test, y_test = _logits(rng, 3, 100, 2)

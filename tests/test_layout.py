@@ -1,7 +1,7 @@
 """tabbench.layout: the paths of every artefact, and the one rule for complete cached results.
 
-The path strings are pinned literally: a results folder written before the layout module
-existed (a multi-hour study) must stay valid, so the layout may not drift by a character.
+The path strings are pinned literally: every results folder the workflow wrote (a multi-hour
+study) must stay valid, so the layout may not drift by a character.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def folder(tmp_path) -> Path:
     _touch(Path(r.runs("xgboost", "partial", 0)))  # split 1 missing: a training in progress
     Path(r.part("xgboost", "partial", 1)).mkdir(parents=True)
     _touch(Path(r.selected("realmlp", "shipped")))  # a folder shipped without runs/
-    _touch(Path(r.runs("mlp", "redone", 1)))  # runs being redone, a selection from before
+    _touch(Path(r.runs("mlp", "redone", 1)))  # runs being redone, an older selection
     _touch(Path(r.selected("mlp", "redone")))
     Path(r.failures("xgboost", "full", 0)).write_text("[]")
     return tmp_path

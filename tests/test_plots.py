@@ -94,7 +94,7 @@ def test_a_box_is_drawn_only_over_enough_points(tmp_path):
                          for i, v in enumerate(vals)])
     fig, ax = plt.subplots()
     few_box, many_box = box_panel(ax, ["few", "many"], ["xgboost"], ["xgboost"], data,
-                                  "group", "v")
+                                  ("group", "v"))
     assert not few_box["box"] and few_box["median"] == pytest.approx(np.median(few))
     assert many_box["box"] and many_box["q25"] < many_box["median"] < many_box["q75"]
     boxes = [p for p in ax.patches if isinstance(p, PathPatch)]

@@ -16,7 +16,7 @@ from tabbench import cli
 from tabbench.aggregate import read_summary
 from tabbench.diagnostics.tables import read_diagnostics
 from tabbench.publish import PublishError, is_published, publish, read_manifest
-from tabbench.results_folder import regenerate
+from tabbench.results_folder import Redraw, regenerate
 from tabbench.select import write_selected
 
 MODELS = ("xgboost", "mlp")
@@ -34,7 +34,7 @@ def study(tmp_path_factory) -> Path:
         for ds in DATASETS:
             runs = sorted((root / "runs" / model / ds.name).glob("split*.parquet"))
             write_selected(runs, root / "selected" / model / f"{ds.name}.parquet")
-    regenerate(root, root, large_rows=10_000, jobs=1, draw=False)  # publish ships no figure
+    regenerate(root, root, Redraw(large_rows=10_000), jobs=1, draw=False)  # publish ships no figure
     return root
 
 

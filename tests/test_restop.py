@@ -110,7 +110,7 @@ def test_a_builtin_column_missing_from_an_older_file_comes_back_equal(study, mod
     path = _file(study, model, 1)
     table = pq.read_table(path)
     col = val_column("ts_ref_cv5")
-    pq.write_table(table.drop([col]), path)  # as if written before the metric existed
+    pq.write_table(table.drop([col]), path)  # as if written without the metric registered
     outcome = restop.restop_runs_file(path, study / "data")
     assert outcome.status == restop.ADDED and outcome.added == [col]
     assert outcome.check_rel_diff <= 1e-6

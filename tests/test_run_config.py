@@ -187,7 +187,7 @@ def test_folder_settings_read_run_config(tmp_path):
 def test_the_tie_rule_is_a_study_setting_with_one_set_of_values(tmp_path):
     """epoch_ties: the schema's values are tabbench.select's, config.yaml's is its default; a
     folder keeps its rule (a --config that changes it is refused) and a folder written before
-    the key existed reads as the default rule."""
+    the key reads as the default rule."""
     from tabbench.select import DEFAULT_EPOCH_TIES, EPOCH_TIES
 
     assert tuple(SCHEMA["properties"]["epoch_ties"]["enum"]) == EPOCH_TIES

@@ -37,7 +37,7 @@ def test_no_setting_is_the_papers_view():
     view = view_from_config({})
     assert view == SummaryView(BASELINE, FIG5_METHODS, ())
     assert view_from_meta(view.as_meta()) == view
-    assert view_from_meta({}) == view  # a summary from before the setting
+    assert view_from_meta({}) == view  # a summary whose meta.json records no view
 
 
 @pytest.mark.parametrize(("cfg", "message"), [
@@ -155,7 +155,7 @@ def test_the_view_keys_are_redraw_settings_and_the_config_header_names_every_one
     text = (REPO / "config.yaml").read_text()
     header = " ".join(line.lstrip("# ") for line in text.splitlines()[:14])
     listed = re.search(r"only (.+?) may change\s+between runs", header)
-    assert listed, "config.yaml's header no longer lists the per-invocation keys"
+    assert listed, "config.yaml's header does not list the per-invocation keys"
     names = set(re.findall(r"[a-z_]+", listed.group(1).replace(" and ", ", "))) - {"and"}
     assert names == set(INVOCATION_KEYS)
     cfg = yaml.safe_load(text)
@@ -164,7 +164,7 @@ def test_the_view_keys_are_redraw_settings_and_the_config_header_names_every_one
     # and the README's paragraph on a folder's settings names the same keys
     readme = " ".join((REPO / "README.md").read_text().split())
     listed = re.search(r"Only (`.+?`) may change from one run to the next", readme)
-    assert listed, "the README no longer lists the per-invocation keys"
+    assert listed, "the README does not list the per-invocation keys"
     assert set(re.findall(r"`([a-z_]+)`", listed.group(1))) == set(INVOCATION_KEYS)
 
 
@@ -190,7 +190,7 @@ def test_the_command_line_takes_the_view_and_refuses_an_unknown_method(tmp_path,
 
 def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_path):
     from tabbench.layout import ResultsLayout
-    from tabbench.results_folder import collect_selected, summary_frames
+    from tabbench.results_folder import Redraw, collect_selected, summary_frames
 
     results = tmp_path / "results"
     sel = _selected()
@@ -203,5 +203,6 @@ def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_pa
     # what regenerate writes (summary_frames: the one place a folder's settings are resolved)
     selected, _ = collect_selected(results, jobs=1)
     assert summary_frames(results, selected)[0]["meta"]["baseline"] == "TS-Ref.+TS"
-    frames, _ = summary_frames(results, selected, view={"figures_baseline": "Brier+TS"})
+    frames, _ = summary_frames(results, selected,
+                               Redraw(view={"figures_baseline": "Brier+TS"}))
     assert frames["meta"]["baseline"] == "Brier+TS"

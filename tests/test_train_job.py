@@ -30,8 +30,7 @@ from tabbench.models.mlp import MLPTrainer
 from tabbench.models.recorder import check_records
 from tabbench.models.registry import get_trainer
 from tabbench.models.xgboost import XGBoostTrainer, positional, to_logits
-from tabbench.runs_schema import TEST_METRIC_IDS, val_column
-from tabbench.runs_schema import test_column as _test_column
+from tabbench.runs_schema import TEST_METRIC_IDS, column_on_test, val_column
 from tabbench.study.signals import TrainInterrupted, stop_on_signals
 
 SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
@@ -57,7 +56,7 @@ def run(model, dataset, out, n_configs=2, seed=0, epochs=EPOCHS, **kw):
 def _metric_cols():
     cols = [val_column(m) for m in stopping_metric_ids()] + ["beta"]
     for m in TEST_METRIC_IDS:
-        cols += [_test_column(m), _test_column(m, True)]
+        cols += [column_on_test(m), column_on_test(m, True)]
     return cols
 
 
@@ -360,11 +359,11 @@ class _MtimeProbe:
         self._check()
         return metrics.stopping_metrics_batched(*a)
 
-    def test_metrics_batched(self, *a):
-        return metrics.test_metrics_batched(*a)
+    def metrics_on_test_batched(self, *a):
+        return metrics.metrics_on_test_batched(*a)
 
 
-# --- device: tabbench.gpu.acquire_device held around the loop (issue 7) ---------------------
+# --- device: tabbench.gpu.acquire_device held around the loop ---------------------
 
 @pytest.fixture
 def no_cuda(monkeypatch):

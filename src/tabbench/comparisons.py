@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.methods import methods
-from tabbench.runs_schema import test_column
+from tabbench.runs_schema import column_on_test
 from tabbench.settings.table import default
 
 CLIP = 100.0
@@ -67,7 +67,7 @@ def method_values(selected: pd.DataFrame, metric: str) -> pd.DataFrame:
         sub = selected[selected["stopping"] == m.stopping]
         if sub.empty:
             continue
-        col = "epoch" if metric == "epoch" else test_column(metric, m.ts)
+        col = "epoch" if metric == "epoch" else column_on_test(metric, m.ts)
         if col not in sub:
             continue
         parts.append(pd.DataFrame({

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from tabbench.core.markdown import MISSING, markdown_table
 from tabbench.layout import failures_path, part_configs, part_failure, runs_file
 
 FAILURE_COLUMNS = ["model", "dataset", "split", "config", "error_type", "message",
@@ -86,12 +87,10 @@ def failures_markdown(counts: dict[str, Any]) -> list[str]:
         return []
     lines = ["## Failed configs", "",
              f"{counts['configs']} configs failed and are left out of every selection (their "
-             "error and traceback: `runs/<model>/<dataset>/split<i>.failures.json`).", "",
-             "| model | dataset | configs | splits | splits without records | reasons |",
-             "|---|---|---:|---|---|---|"]
-    for r in counts["by"]:
-        reasons = ", ".join(f"{k} × {v}" for k, v in r["reasons"].items())
-        lines.append(f"| {r['model']} | {r['dataset']} | {r['n_configs']} | "
-                     f"{', '.join(map(str, r['splits']))} | "
-                     f"{', '.join(map(str, r['splits_without_records'])) or '–'} | {reasons} |")
+             "error and traceback: `runs/<model>/<dataset>/split<i>.failures.json`).", ""]
+    rows = [[r["model"], r["dataset"], str(r["n_configs"]), ", ".join(map(str, r["splits"])),
+             ", ".join(map(str, r["splits_without_records"])) or MISSING,
+             ", ".join(f"{k} × {v}" for k, v in r["reasons"].items())] for r in counts["by"]]
+    lines.append(markdown_table(["model", "dataset", "configs", "splits",
+                                 "splits without records", "reasons"], rows, align="llrlll"))
     return lines + [""]

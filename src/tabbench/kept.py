@@ -28,7 +28,7 @@ theirs), and ``kept.json`` there once the job gave keeping up; at the end of the
 ``split<i>.restop.npz`` (a zip of ``config<c>.logits.npy`` or ``config<c>.model.npy`` arrays and
 ``y_val.npy``) and its sidecar ``split<i>.restop.json`` (what was kept per config, or why
 nothing), next to the runs file and written before it, the sidecar last. Neither is an output
-of the train rule (a finished folder from before keeping existed must not look incomplete).
+of the train rule (a finished folder whose jobs kept nothing must not look incomplete).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The Snakemake rule files and the library share these names: a rule passes Snakemake wildcards
 as the arguments (``results.runs("{model}", "{dataset}", "{split}")`` is the train rule's output
 pattern), the library passes values. Paths are built as ``f"{root}/..."`` strings exactly as the
-rule files always wrote them, so folders written before this module existed stay valid::
+rule files write them, so that every folder the workflow wrote stays valid::
 
     {data}/raw/{ds}.parquet, {ds}.json                  fetch: the dataset as a source gave it
     {data}/processed/{ds}.parquet, {ds}.json            filter (paper App. G.6)
@@ -39,8 +39,8 @@ and ``tabbench figures --results`` both use it): a (model, dataset) is complete 
 - its selected file exists (the select step writes it only from the runs of every split, so it
   stays a complete result while those runs are being redone or were not shipped),
 
-where ``n_splits`` is the folder's own (``run_config.yaml``) or, for a folder written before
-``run_config.yaml`` existed, the largest number of splits any (model, dataset) of the folder
+where ``n_splits`` is the folder's own (``run_config.yaml``) or, for a folder without
+``run_config.yaml``, the largest number of splits any (model, dataset) of the folder
 has. A pair with only some of its splits (a training still running, or killed) is left out:
 it is not trained by a figures command, and not shown half. A runs file is complete whenever
 it exists, whatever Snakemake's bookkeeping says: the train job writes it atomically, at its
@@ -331,7 +331,7 @@ def rebuild_hint(path: PathLike) -> str:
 
 def read_run_config(results: PathLike) -> dict[str, Any] | None:
     """The settings a results folder was produced with (``run_config.yaml``), or None when the
-    folder has none (not started yet, or written before run_config.yaml existed)."""
+    folder has none (not started yet, or made without one)."""
     path = Path(ResultsLayout(results).run_config)
     if not path.is_file():
         return None

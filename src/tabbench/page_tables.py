@@ -33,7 +33,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabbench.core.markdown import MISSING, cell, markdown_table
 from tabbench.methods import BASELINE
+from tabbench.models.registry import model_label, order_models
 
 _BEGIN = "<!-- generated table: {name}; by `tabbench claims-table --page`, do not edit -->"
 _END = "<!-- end of generated table: {name} -->"
@@ -165,24 +167,23 @@ def complete_pairs_table(selected: pd.DataFrame, large_rows: int,
     """Per model (those of ``selected`` and ``models``): how many (model, dataset) pairs have
     selections and their names, and how many (and which) of them have at least ``large_rows``
     rows; "none yet" for a model of ``models`` without any."""
-    from tabbench.plots.style import model_label, order_models
 
     rows = (selected.groupby(["model", "dataset"])["n_rows"].max().reset_index()
             if not selected.empty else pd.DataFrame({"model": [], "dataset": [], "n_rows": []}))
     everyone = order_models(list(dict.fromkeys([*rows["model"], *models])))
     if not everyone:
         return "No (model, dataset) pair has selections."
-    lines = [f"| model | complete (model, dataset) pairs | of them large (≥ {large_rows:,} rows) |",
-             "|---|---|---|"]
+    table = []
     for model in everyone:
         mine = rows[rows["model"] == model].sort_values("dataset", key=lambda s: s.str.lower())
         if mine.empty:
-            lines.append(f"| {model_label(model)} | none yet | – |")
+            table.append([model_label(model), "none yet", MISSING])
             continue
         large = mine[mine["n_rows"] >= large_rows]["dataset"].tolist()
-        lines.append(f"| {model_label(model)} | {len(mine)}: {', '.join(mine['dataset'])} | "
-                     f"{len(large)}" + (f" ({', '.join(large)})" if large else "") + " |")
-    return "\n".join(lines)
+        table.append([model_label(model), f"{len(mine)}: {', '.join(mine['dataset'])}",
+                      f"{len(large)}" + (f" ({', '.join(large)})" if large else "")])
+    return markdown_table(["model", "complete (model, dataset) pairs",
+                           f"of them large (≥ {large_rows:,} rows)"], table)
 
 
 def _cell(row: pd.Series) -> str:
@@ -199,7 +200,6 @@ def baseline_table(summary: pd.DataFrame, subset: str = "all", metric: str = "lo
     ``metric`` over the datasets of ``subset``, a column per (model, regime): median relative
     difference, W/T/L, and P(better)/P(equivalent)/P(worse) (the summary's,
     :mod:`tabbench.comparisons`)."""
-    from tabbench.plots.style import model_label
 
     rows = summary[(summary["subset"] == subset) & (summary["metric"] == metric)]
     if rows.empty:
@@ -207,20 +207,19 @@ def baseline_table(summary: pd.DataFrame, subset: str = "all", metric: str = "lo
     groups = _columns(rows)
     head = [f"method (vs {baseline})"] + [f"{model_label(m)} {reg} (n = {int(g['n'].max())})"
                                           for (m, reg), g in groups.items()]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    table = []
     for method in methods:
         cells = []
         for g in groups.values():
             hit = g[g["method"] == method]
-            cells.append("–" if hit.empty else _cell(hit.iloc[0]))
+            cells.append(MISSING if hit.empty else _cell(hit.iloc[0]))
         label = method if method.endswith("+TS") else f"{method} (no TS)"
-        lines.append("| " + " | ".join([label, *cells]) + " |")
-    return "\n".join(lines)
+        table.append([label, *cells])
+    return markdown_table(head, table)
 
 
 def _columns(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
     """The rows of each (model, regime) of ``frame`` that has any, in figure order."""
-    from tabbench.plots.style import order_models
 
     groups = {(m, reg): frame[(frame["model"] == m) & (frame["regime"] == reg)]
               for m in order_models(frame["model"].unique()) for reg in ("default", "tuned")}
@@ -232,7 +231,6 @@ def ranks_table(ranks: pd.DataFrame, subset: str = "all", metric: str = "logloss
     (model, regime), with the critical difference: ``summary.md``'s table
     (:func:`tabbench.summary_markdown.rank_table_lines`), models named and ordered as in the
     figures. What the CD diagrams draw."""
-    from tabbench.plots.style import model_label, order_models
     from tabbench.summary_markdown import rank_table_lines
 
     rows = ranks[(ranks["subset"] == subset) & (ranks["metric"] == metric)]
@@ -246,7 +244,6 @@ def regret_table(regret: pd.DataFrame | None) -> str:
     best (config, epoch) on test), a column per (model, regime), with the datasets it is over."""
     from tabbench.diagnostics.selection_bias import MAIN_TARGET
     from tabbench.metrics.registry import get_stopping_metrics
-    from tabbench.plots.style import model_label
 
     if regret is None:
         return "No diagnostics in this results folder (`snakemake diagnostics` writes them)."
@@ -256,14 +253,14 @@ def regret_table(regret: pd.DataFrame | None) -> str:
         return "No regret was computed (no runs files were read)."
     head = ["stopping metric (median regret, in test logloss after TS)"] + [
         f"{model_label(m)} {reg} (n = {int(g['n'].max())})" for (m, reg), g in groups.items()]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    table = []
     for metric in (m for m in get_stopping_metrics().values() if m.id in set(rows["stopping"])):
         cells = []
         for g in groups.values():
             hit = g[g["stopping"] == metric.id]
-            cells.append("–" if hit.empty else f"{hit['median'].iloc[0]:.4f}")
-        lines.append("| " + " | ".join([metric.label, *cells]) + " |")
-    return "\n".join(lines)
+            cells.append(MISSING if hit.empty else cell(hit["median"].iloc[0], ".4f"))
+        table.append([metric.label, *cells])
+    return markdown_table(head, table)
 
 
 def progress_table(manifest: Mapping[str, Any] | None) -> str:
@@ -286,21 +283,22 @@ def progress_table(manifest: Mapping[str, Any] | None) -> str:
 
 
 def _one_progress_table(manifest: Mapping[str, Any]) -> str:
-    from tabbench.plots.style import model_label, order_models
     from tabbench.status import hours_text
 
     status = manifest.get("status") or {"error": "a copy published before progress was kept"}
     if "error" in status:
         return f"The study's progress was not recorded when it was published: {status['error']}."
     by_model = {m["model"]: m for m in status["models"]}
-    lines = ["| model | train jobs done of planned | running | configs recorded | failed | "
-             "job time left (one at a time) |", "|---|---|---|---|---|---|"]
+    table = []
     for model in order_models(list(by_model)):
         m = by_model[model]
         planned = "?" if m["planned"] is None else m["planned"]
         left = hours_text(m["seconds_left"]) if m["left"] or m["running"] else "none"
-        lines.append(f"| {model_label(model)} | {m['done']} of {planned} | {m['running']} | "
-                     f"{m['configs_recorded']:,} | {m['configs_failed']} | {left} |")
+        table.append([model_label(model), f"{m['done']} of {planned}", str(m["running"]),
+                      f"{m['configs_recorded']:,}", str(m["configs_failed"]), left])
+    lines = [markdown_table(["model", "train jobs done of planned", "running",
+                             "configs recorded", "failed", "job time left (one at a time)"],
+                            table)]
     if status.get("seconds_left") is not None:
         lines += ["", f"Published {manifest['published']}: about "
                   f"{hours_text(status['seconds_left'])} of wall time left at "
@@ -325,7 +323,6 @@ def rope_table(selected: pd.DataFrame, large_rows: int, rope: float,
     region of practical equivalence changes, so the table says how much of a verdict is the
     ROPE's choice (a gain smaller than the ROPE counts as "equivalent")."""
     from tabbench.claims import CLAIMS, check_claims
-    from tabbench.plots.style import model_label
 
     claim = next((c for c in CLAIMS if c.id == claim_id), None)
     if claim is None:
@@ -338,18 +335,18 @@ def rope_table(selected: pd.DataFrame, large_rows: int, rope: float,
         return f"No (model, regime) has the datasets of the claim {claim.statement!r}."
     head = ["model", "regime", "n", "median"] + [
         f"ROPE ±{w:g} %" + (" (the table's)" if w == float(rope) else "") for w in widths]
-    lines = ["| " + " | ".join(head) + " |", "|---|---|---:|---:|" + "---|" * len(widths)]
+    table = []
     for (model, regime), row in groups.items():
         r = row.iloc[0]
         cells = [model_label(model), regime, str(int(r["n"])), f"{r['median']:+.2f} %"]
         for w in widths:
             c = checked[w]
             hit = c[(c["model"] == model) & (c["regime"] == regime)].iloc[0]
-            probs = ("–" if not np.isfinite(hit["p_better"]) else
+            probs = (MISSING if not np.isfinite(hit["p_better"]) else
                      f"{hit['p_better']:.2f}/{hit['p_equivalent']:.2f}/{hit['p_worse']:.2f}")
             cells.append(f"{probs}: **{hit['verdict']}**")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        table.append(cells)
+    return markdown_table(head, table, align="llrr" + "l" * len(widths))
 
 
 #: every generated table a page may hold: name -> how it is computed

@@ -138,7 +138,7 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
     docstring); returns its manifest. ``out`` may be ``first`` (extended in place: written
     aside, then swapped); nothing is left behind when it fails."""
     from tabbench.provenance import code_commit
-    from tabbench.results_folder import regenerate
+    from tabbench.results_folder import Redraw, regenerate
 
     first, second, out = Path(first), Path(second), Path(out)
     selected = _check(first, second)
@@ -162,8 +162,8 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
         write_json_atomic(manifest, published)
         meta = _summary_meta(first)  # the threshold and ROPE of both (checked equal)
         # figures are redrawn from the copy, not shipped: none is drawn here
-        regenerate(tmp, tmp, large_rows=meta.get("large_rows"), jobs=1,
-                   rope=meta.get("rope_percent"), draw=False)
+        regenerate(tmp, tmp, Redraw(meta.get("large_rows"), meta.get("rope_percent")), jobs=1,
+                   draw=False)
         for rel in DESCRIPTION_LEFT_OUT:  # it names the temporary folders it was drawn in
             (tmp / rel).unlink(missing_ok=True)
         curve = _summary_meta(tmp).get("curve_run")

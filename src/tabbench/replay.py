@@ -1,5 +1,5 @@
 """Replay the selected models: retrain each selected (config, epoch) of one split and keep its
-validation and test logits (``tabbench replay``; issue 14).
+validation and test logits (``tabbench replay``).
 
 Why: the per-epoch records hold metrics, never predictions, so reliability diagrams or other
 post-hoc calibrators of the *chosen* models need their logits back. Training is deterministic

@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -42,9 +43,6 @@ from tabbench.layout import (
 )
 from tabbench.select import SELECTED_COLUMNS, select_files
 from tabbench.study_description import write_description
-
-#: what a results folder holds for one complete (model, dataset); the old name
-Pair = CachedResult
 
 
 def discover(results: str | Path, n_splits: int | None = None) -> list[CachedResult]:
@@ -96,34 +94,46 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     return selected, {"pairs": len(pairs), "reused": len(reuse), "recomputed": len(redo)}
 
 
-def summary_frames(results: str | Path, selected: pd.DataFrame, large_rows: int | None = None,
-                   rope: float | None = None, view: Mapping[str, Any] | None = None
+@dataclass(frozen=True)
+class Redraw:
+    """The redraw settings one drawing gives over the folder's own: the "large" threshold
+    (config ``figures_large_rows``), the ROPE in % (``rope_percent``) and what the summary
+    compares (``figures_baseline``, ``figures_methods``, ``comparisons``:
+    :mod:`tabbench.summary_view`); None or empty: the folder's."""
+
+    large_rows: int | None = None
+    rope: float | None = None
+    view: Mapping[str, Any] = field(default_factory=dict)
+
+
+def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw | None = None
                    ) -> tuple[dict[str, Any], int]:
     """The summary frames (claims included: :func:`tabbench.aggregate.aggregate_frames`) of
     ``selected`` (:func:`collect_selected` of ``results``) with the folder's own settings
-    unless given: the "large" threshold (run_config.yaml, or its last summary's meta.json, else
-    the paper's 10,000), the ROPE (else :data:`tabbench.comparisons.ROPE_PERCENT`) and the
-    view (:mod:`tabbench.summary_view`, ``view`` over the folder's); and the threshold used.
-    What :func:`regenerate` writes, and what the test of docs/reproduction.md recomputes."""
+    unless ``redraw`` gives them: the "large" threshold (run_config.yaml, or its last summary's
+    meta.json, else the paper's 10,000), the ROPE (else the settings table's) and the view; and
+    the threshold used. What :func:`regenerate` writes, and what the test of
+    docs/reproduction.md recomputes."""
     from tabbench.comparisons import ROPE_PERCENT
     from tabbench.run_config import folder_settings
     from tabbench.summary_view import view_from_config
 
+    redraw = redraw or Redraw()
+    large_rows, rope = redraw.large_rows, redraw.rope
     settings = folder_settings(results)
     if large_rows is None:  # 0 is a threshold (every dataset is large), not "unset"
         large_rows = LARGE_ROWS if settings.large_rows is None else settings.large_rows
     if rope is None:
         rope = ROPE_PERCENT if settings.rope_percent is None else settings.rope_percent
-    summary_view = view_from_config({**settings.view, **(view or {})})
+    summary_view = view_from_config({**settings.view, **redraw.view})
     runs_dir = Path(ResultsLayout(results).runs_dir)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
                               rope, summary_view)
     return frames, int(large_rows)
 
 
-def regenerate(results: str | Path, out: str | Path, large_rows: int | None = None,
-               jobs: int | None = None, reselect: bool = False,
-               rope: float | None = None, view: Mapping[str, Any] | None = None, *,
+def regenerate(results: str | Path, out: str | Path, redraw: Redraw | None = None,
+               jobs: int | None = None, reselect: bool = False, *,
                figures_dir: str | Path | None = None, draw: bool = True) -> dict[str, float]:
     """Selection (where needed), summary tables (``out/summary/``), the HTML report's opening
     page (``out/summary/study.rst``: :mod:`tabbench.study_description`) and every figure
@@ -131,10 +141,7 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     in place: ``out`` = ``results``, ``figures_dir`` = ``results/figures``) from ``results``,
     the diagnostics included (:func:`regenerate_diagnostics`); returns the
     seconds spent per stage, the pair and replay counts and the "large" threshold used:
-    ``large_rows``, else the folder's own (run_config.yaml, or its last summary's meta.json),
-    else the paper's 10,000; ``rope`` (the Bayesian tests' ROPE in %) likewise, else
-    :data:`tabbench.comparisons.ROPE_PERCENT`; ``view`` (config keys figures_baseline,
-    figures_methods, comparisons: :mod:`tabbench.summary_view`) over the folder's own.
+    ``redraw``'s settings over the folder's own (:func:`summary_frames`).
     ``draw=False`` writes the same tables and no figure: for a caller that keeps only the
     summary (``tabbench publish --onto`` ships no figure; drawing them is most of the time)."""
     from tabbench.plots import make_figures
@@ -142,7 +149,7 @@ def regenerate(results: str | Path, out: str | Path, large_rows: int | None = No
     t0 = time.perf_counter()
     selected, counts = collect_selected(results, jobs, reselect)
     t1 = time.perf_counter()
-    frames, large_rows = summary_frames(results, selected, large_rows, rope, view)
+    frames, large_rows = summary_frames(results, selected, redraw)
     if _keep_published_provenance(results, frames["meta"]):
         render_texts(frames)  # with the study's failure counts
     write_summary(frames, Path(out) / SUMMARY)

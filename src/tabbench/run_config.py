@@ -21,7 +21,7 @@ Snakemake run that starts jobs on a folder writes the resolved settings there
   what the change affects, as it would for a changed ``config.yaml``); for another study, give
   it its own ``results_dir`` and ``data_dir``.
 
-A folder written before ``run_config.yaml`` existed is read with this invocation's settings,
+A folder without ``run_config.yaml`` is read with this invocation's settings,
 except that its figures keep the "large" threshold of its last summary (``summary/meta.json``)
 unless ``figures_large_rows`` or ``preset`` is given; the next run that starts jobs on it writes
 its ``run_config.yaml``.
@@ -62,8 +62,8 @@ RECORD_KEYS = ("results_dir", DATA_FOLDER_KEY)
 
 def with_defaults(stored: Mapping[str, Any]) -> dict[str, Any]:
     """``stored`` (a folder's settings) with the table's default of every key it lacks: a
-    ``run_config.yaml`` without a key (written by hand, or before the key existed) was produced
-    with its default."""
+    ``run_config.yaml`` without a key (written by hand, or by a tabbench without the key) was
+    produced with its default."""
     return {**table_defaults(), **stored}
 
 
@@ -239,7 +239,7 @@ def folder_data_dir(results: PathLike, stored: Mapping[str, Any] | None) -> Path
     """Where the data folder of the results folder ``results`` is, from its settings
     ``stored`` alone, whatever the working directory: the folder's record
     (:data:`DATA_FOLDER_KEY`), else its ``data_dir`` setting as is if absolute, else beside the
-    folder (a folder written before the record existed, made with ``results_dir`` and
+    folder (a folder without the record, made with ``results_dir`` and
     ``data_dir`` side by side, the shipped config's layout)."""
     stored = stored or {}
     recorded = stored.get(DATA_FOLDER_KEY)
@@ -285,7 +285,7 @@ class FolderSettings:
 
 
 def folder_settings(results: PathLike) -> FolderSettings:
-    """From ``run_config.yaml``, else (a folder from before it existed) the large threshold of
+    """From ``run_config.yaml``, else (a folder without one) the large threshold of
     the last summary's ``meta.json``."""
     layout = ResultsLayout(results)
     stored = read_run_config(results)

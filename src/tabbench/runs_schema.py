@@ -39,7 +39,7 @@ def val_column(metric_id: str) -> str:
     return f"{VAL_PREFIX}{metric_id}"
 
 
-def test_column(metric_id: str, ts: bool = False) -> str:
+def column_on_test(metric_id: str, ts: bool = False) -> str:
     return f"test_{metric_id}_ts" if ts else f"test_{metric_id}"
 
 
@@ -48,11 +48,11 @@ def val_columns() -> list[str]:
     return [val_column(m) for m in stopping_metric_ids()]
 
 
-def test_columns() -> list[str]:
+def columns_on_test() -> list[str]:
     """``test_<m>`` and ``test_<m>_ts`` of every test metric."""
-    return [test_column(m, ts) for m in TEST_METRIC_IDS for ts in (False, True)]
+    return [column_on_test(m, ts) for m in TEST_METRIC_IDS for ts in (False, True)]
 
 
 def record_columns() -> list[str]:
     """All columns of a per-epoch record, in file order."""
-    return list(KEY_COLUMNS) + list(INFO_COLUMNS) + val_columns() + test_columns()
+    return list(KEY_COLUMNS) + list(INFO_COLUMNS) + val_columns() + columns_on_test()

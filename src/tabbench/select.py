@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from tabbench.io import reading, write_parquet_atomic
 from tabbench.metrics.registry import stopping_metric_ids
-from tabbench.runs_schema import test_columns, val_column
+from tabbench.runs_schema import columns_on_test, val_column
 from tabbench.settings.table import default
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ DEFAULT_CONFIG = 0
 #: size columns copied from the records to every selected row (constant per file)
 SIZE_COLUMNS: tuple[str, ...] = ("n_train", "n_val", "n_test", "n_classes")
 
-TEST_COLUMNS: tuple[str, ...] = tuple(test_columns())
+TEST_COLUMNS: tuple[str, ...] = tuple(columns_on_test())
 
 #: record columns selection always reads (``params`` is read dictionary-encoded: cheap), besides
 #: the ``val_<id>`` column of every registered stopping metric the file holds

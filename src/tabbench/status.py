@@ -6,8 +6,8 @@ alone, through :mod:`tabbench.layout`:
 
 - **planned**: the folder's models (``run_config.yaml``) × the data folder's kept datasets
   (``kept.txt``) × its ``n_splits``, as the workflow's train targets are; the data folder is
-  the folder's own (recorded in ``run_config.yaml`` when its run started; for a folder from
-  before that record, its ``data_dir`` beside the results folder), never the working
+  the folder's own (recorded in ``run_config.yaml`` when its run started; for a folder without
+  that record, its ``data_dir`` beside the results folder), never the working
   directory's, or ``--data``; a ``run_config.yaml`` that lacks a key reads as its default.
   Without a data folder (or a ``run_config.yaml``) only what is on disk is counted, and the
   output says so; a data folder without its kept list (a study trained target by target never
@@ -436,7 +436,7 @@ def render(status: StudyStatus) -> str:
                          "errors: runs/<model>/<dataset>/split<i>.failures.json")
         if m.not_planned:
             lines.append(f"{m.model}: {m.not_planned} finished jobs on disk that the settings "
-                         "no longer plan (not counted above)")
+                         "do not plan (not counted above)")
         if m.no_prediction:
             lines.append(f"{m.model}: no time predicted: {m.no_prediction}")
     if all(m.left == 0 and m.running == 0 for m in status.models):

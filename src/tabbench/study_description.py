@@ -25,6 +25,8 @@ from typing import Any
 
 import pandas as pd
 
+from tabbench.models.registry import model_label, order_models
+
 #: the report categories the rules put the results in (workflow/rules/report_helpers.smk)
 FIGURES_CATEGORY = "Figures"
 DIAGNOSTICS_CATEGORY = "Diagnostics"
@@ -78,7 +80,6 @@ def markdown_table_rst(table: str) -> str:
 
 
 def _what_ran(settings: Mapping[str, Any] | None, selected: pd.DataFrame) -> list[str]:
-    from tabbench.plots.style import model_label, order_models
 
     models = order_models(selected["model"].unique())
     datasets = sorted(map(str, selected["dataset"].unique()))
@@ -159,7 +160,7 @@ def describe_study(root: str, figures: str, settings: Mapping[str, Any] | None,
     """The report's opening page (module docstring) as reStructuredText. ``root``: the results
     folder as the reader names it (e.g. ``results``), ``figures`` the folder of its figures
     (e.g. ``results/figures``); ``settings``: its ``run_config.yaml``
-    (None for a folder written before it existed); ``selected``/``frames``: what the summary
+    (None for a folder without one); ``selected``/``frames``: what the summary
     was built from and built (:func:`tabbench.aggregate.aggregate_frames`); the figure stems in
     the order the page lists them.
 

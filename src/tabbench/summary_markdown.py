@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from tabbench.core.markdown import MISSING, cell, markdown_table
 from tabbench.failures import failures_markdown
 from tabbench.methods import BASELINE, ts_method_names
 from tabbench.runs_schema import TEST_METRIC_IDS
@@ -20,7 +21,7 @@ def _probabilities(r) -> str:
 
 
 def _interval(r) -> str:
-    return "–" if not np.isfinite(r.median_lo) else f"[{r.median_lo:+.2f}, {r.median_hi:+.2f}]"
+    return MISSING if not np.isfinite(r.median_lo) else f"[{r.median_lo:+.2f}, {r.median_hi:+.2f}]"
 
 
 def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS,
@@ -46,17 +47,14 @@ def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS,
             if sub.empty:
                 continue
             label = "all datasets" if subset == "all" else f"datasets with ≥ {large_rows:,} rows"
+            rows = [[r.model, r.regime, r.method, str(r.n), f"{r.median:+.2f}", _interval(r),
+                     f"{r.mean:+.2f}", f"{r.q10:+.2f}", f"{r.q90:+.2f}",
+                     f"{r.wins}/{r.ties}/{r.losses}", cell(r.p_wilcoxon, ".2g"),
+                     _probabilities(r)] for r in sub.itertuples()]
             lines += [f"## test {metric} — {label}", "",
-                      "| model | regime | method | n | median | CI | mean | q10 | q90 | W/T/L | "
-                      "p | P(<) / P(≈) / P(>) |",
-                      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-            for r in sub.itertuples():
-                p = "–" if np.isnan(r.p_wilcoxon) else f"{r.p_wilcoxon:.2g}"
-                lines.append(
-                    f"| {r.model} | {r.regime} | {r.method} | {r.n} | {r.median:+.2f} | "
-                    f"{_interval(r)} | {r.mean:+.2f} | {r.q10:+.2f} | {r.q90:+.2f} | "
-                    f"{r.wins}/{r.ties}/{r.losses} | {p} | {_probabilities(r)} |")
-            lines.append("")
+                      markdown_table(["model", "regime", "method", "n", "median", "CI", "mean",
+                                      "q10", "q90", "W/T/L", "p", "P(<) / P(≈) / P(>)"],
+                                     rows, align="lll" + "r" * 9), ""]
     if ranks is not None and not ranks.empty:
         lines += rank_markdown(ranks)
     lines += failures_markdown(failures or {})
@@ -70,8 +68,7 @@ def rank_table_lines(sub: pd.DataFrame, label: Callable[[str], str] = str,
     then the datasets, Nemenyi's critical difference and Friedman's p. What ``summary.md``
     shows per subset and docs/reproduction.md embeds (:mod:`tabbench.page_tables`)."""
     methods_present = [m for m in ts_method_names() if m in set(sub["method"])]
-    lines = ["| model | regime | n | " + " | ".join(methods_present) + " | CD | Friedman p |",
-             "|---|---|---:|" + "---:|" * len(methods_present) + "---:|---:|"]
+    rows = []
     for model in order(sub["model"].unique()):
         for regime, g in sub[sub["model"] == model].groupby("regime", sort=True):
             by = g.set_index("method")["mean_rank"]
@@ -79,9 +76,10 @@ def rank_table_lines(sub: pd.DataFrame, label: Callable[[str], str] = str,
             cells = [("**" if by.get(m) == best else "") + f"{by.get(m, np.nan):.2f}"
                      + ("**" if by.get(m) == best else "") for m in methods_present]
             r = g.iloc[0]
-            lines.append(f"| {label(model)} | {regime} | {r['n']} | " + " | ".join(cells)
-                         + f" | {r['cd']:.2f} | {r['p_friedman']:.2g} |")
-    return lines
+            rows.append([label(model), regime, str(r["n"]), *cells, f"{r['cd']:.2f}",
+                         f"{r['p_friedman']:.2g}"])
+    return markdown_table(["model", "regime", "n", *methods_present, "CD", "Friedman p"], rows,
+                          align="llr" + "r" * (len(methods_present) + 2)).split("\n")
 
 
 def rank_markdown(ranks: pd.DataFrame) -> list[str]:

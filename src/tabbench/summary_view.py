@@ -80,7 +80,7 @@ def view_from_config(cfg: Mapping[str, Any]) -> SummaryView:
 
 def view_from_meta(meta: Mapping[str, Any]) -> SummaryView:
     """The view a summary's ``meta.json`` recorded (:meth:`SummaryView.as_meta`); a summary
-    from before the setting existed is the paper's view."""
+    whose meta.json records none is the paper's view."""
     return view_from_config({"figures_baseline": meta.get("baseline"),
                              "figures_methods": meta.get("figures_methods"),
                              "comparisons": meta.get("comparisons")})

@@ -41,7 +41,7 @@ def _tagging_metrics(calls):
             out[m], out[m + "_ts"] = tag + 100 + i, tag + 200 + i
         return out
 
-    return types.SimpleNamespace(stopping_metrics_batched=stopping, test_metrics_batched=test)
+    return types.SimpleNamespace(stopping_metrics_batched=stopping, metrics_on_test_batched=test)
 
 
 def _chunk(first, E, n_val=4, n_test=5, K=3, bad=()):

@@ -1,4 +1,4 @@
-"""The diagnostics rules (issue 14): `figures` draws the diagnostic figures from what results/
+"""The diagnostics rules: `figures` draws the diagnostic figures from what results/
 holds and never plans a replay; `replay`/`diagnostics` plan one replay per split; fresh replay
 files are used, stale ones neither used nor replayed; and (slow) the whole thing end to end on
 the smoke preset: `snakemake replay diagnostics` retrains, passes the self-check and writes

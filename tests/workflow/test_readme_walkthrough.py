@@ -1,4 +1,4 @@
-"""The README's full-study walk-through cannot drift (issue 23 item 4): its commands, taken from
+"""The README's full-study walk-through cannot drift: its commands, taken from
 the README itself (the ```bash blocks after each ``<!-- full-study-walkthrough -->`` marker), run
 in order in a temporary copy of the workflow in which the quick-start demo has already left its
 ``results/run_config.yaml``, as on a reader's clone.
@@ -14,7 +14,7 @@ from command to command), with only these changes, each checked to still apply:
   fit (:func:`plant_calibration_jobs`); ``benchmarks/`` is the checkout's.
 
 A renamed key, a setting that a later command contradicts (the folder refuses it), a command the
-CLI no longer takes, a wrong path to the data summary: each fails the walk here.
+CLI does not take, a wrong path to the data summary: each fails the walk here.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def test_every_change_the_walk_makes_still_applies():
     rather than leaving the walk to run something else than the page says."""
     text = "\n".join(walkthrough_blocks(README.read_text()))
     for old in (*SUBSTITUTIONS, *DROPPED):
-        assert old in text, f"the walk-through no longer says {old!r}: update the test"
+        assert old in text, f"the walk-through does not say {old!r}: update the test"
 
 
 def test_the_demo_folder_refuses_the_full_study_so_the_walk_needs_its_own_folders(tmp_path):

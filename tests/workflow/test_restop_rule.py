@@ -4,7 +4,7 @@ re-stopping settings.
 - keep_for_restop, restop_max_mb and retry_failed reach every train command but are not rerun
   triggers: changing them on a finished folder plans no train job (a changed epochs setting,
   the control, does).
-- Issue 23's "done when": on a finished smoke folder, installing a plugin metric and running
+- On a finished smoke folder, installing a plugin metric and running
   `snakemake restop` adds its column to every runs file with no train job, and its method is
   in summary.parquet.
 """

@@ -1,12 +1,12 @@
-"""The real pipeline end to end, in the fast suite (issue 12 item 6): the smoke preset's whole DAG
+"""The real pipeline end to end, in the fast suite: the smoke preset's whole DAG
 (fetch, filter, checkpoint, split, train every model including RealMLP and LightGBM, select,
 aggregate, figures, HTML report) run by Snakemake in a temporary copy of the workflow, with the code
 under test. The unit tests check each piece; this checks that they still fit together: the rules'
 command lines match the CLI, the file contracts between steps hold, and the default target is
 complete.
 
-Run under umask 022 so that it also checks that every output is readable by others (issue 15:
-atomic writes used to leave every file 0600).
+Run under umask 022 so that it also checks that every output is readable by others (an atomic
+write through a temporary file of mode 0600 would leave the output unreadable to them).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The GPU-claim config keys (allow_cpu_fallback, gpu_lock_dir, gpu_claim_timeout,
 gpu_jobs_per_device) and the stacked path's (network_members, network_memory_gb) reach the NN
-train jobs' command lines under device: cuda, and only theirs (issues 7, 19)."""
+train jobs' command lines under device: cuda, and only theirs."""
 
 import sys
 from pathlib import Path

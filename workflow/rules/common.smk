@@ -101,7 +101,7 @@ def draws_from_cache():
 
 def remember_run_config():
     """Start hook: a run that starts jobs on a folder without run_config.yaml writes it (not one
-    that only draws figures from a folder written before run_config.yaml existed)."""
+    that only draws figures from a folder without run_config.yaml)."""
     if SETTLED.stored is None and not draws_from_cache():
         if remember(RESULTS, CFG):
             print(

@@ -75,8 +75,8 @@ def replay_flags(wildcards):
     determined by its runs file (whose change reruns it through the file's time), and seed,
     device, one-hot cap or tolerance never change what a correct replay writes — so a changed
     option never makes `figures` retrain anything. The tie rule (config epoch_ties) does choose
-    what is replayed, but is not a trigger either, so that a folder replayed before the setting
-    existed is not replayed again: after editing it, `--forcerun replay_split` (until then the
+    what is replayed, but is not a trigger either, so that a folder replayed without a tie rule
+    recorded is not replayed again: after editing it, `--forcerun replay_split` (until then the
     diagnostics count those replays as stale and leave them out)."""
     return NotARerunTrigger(
         f" --seed {CFG['seed']} --device {replay_device(wildcards.model)}"

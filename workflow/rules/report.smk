@@ -19,7 +19,7 @@ include: "report_helpers.smk"
 
 
 # The report opens on the study this folder holds (tabbench.study_description), a page the
-# regenerate job writes; a folder drawn before that page existed reports without it.
+# regenerate job writes; a folder drawn without that page reports without it.
 if os.path.exists(DESCRIPTION):
 
     report: os.path.abspath(DESCRIPTION)

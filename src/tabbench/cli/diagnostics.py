@@ -1,4 +1,4 @@
-"""CLI adapters of the diagnostics (issue 14): ``tabbench replay``, ``tabbench diagnose`` and
+"""CLI adapters of the diagnostics: ``tabbench replay``, ``tabbench diagnose`` and
 ``tabbench diagnostics-figures``; the rules of ``workflow/rules/diagnostics.smk`` call them."""
 
 from __future__ import annotations

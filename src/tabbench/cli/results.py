@@ -52,10 +52,11 @@ def _figures(args: argparse.Namespace) -> int:
         make_figures(read_summary(args.summary), args.out)
         print(f"figures from {args.summary} -> {args.out}")
         return 0
-    from tabbench.results_folder import regenerate
+    from tabbench.results_folder import Redraw, regenerate
 
-    timing = regenerate(args.results, args.out, args.large_rows, args.jobs, args.reselect,
-                        args.rope, _view_settings(args), figures_dir=args.figures_dir)
+    redraw = Redraw(args.large_rows, args.rope, _view_settings(args))
+    timing = regenerate(args.results, args.out, redraw, args.jobs, args.reselect,
+                        figures_dir=args.figures_dir)
     print(json.dumps({k: round(v, 2) if isinstance(v, float) else v
                       for k, v in timing.items()}))
     return 0

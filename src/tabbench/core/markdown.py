@@ -4,22 +4,25 @@ diagnostics, the reproduction page, the configuration reference) is built by
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-#: how a missing value (None, NaN) is written in a cell
+import pandas as pd
+
+#: how a missing value (None, NaN, ±inf) is written in a cell
 MISSING = "–"
 _RULES = {"l": "---", "r": "---:", "c": ":---:"}
 
 
 def is_missing(value: Any) -> bool:
-    """None or a float NaN (pandas' NA too)."""
-    if value is None:
+    """None, pandas' NA, or a number that is not finite (NaN, ±inf: no value to show)."""
+    if value is None or value is pd.NA:
         return True
-    try:
-        return bool(value != value)  # NaN, pd.NA's comparison is NA -> TypeError
-    except TypeError:
-        return True
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return not math.isfinite(float(value))
+    return False
 
 
 def cell(value: Any, fmt: str | Callable[[Any], str] | None = None,

@@ -129,8 +129,8 @@ def known_names(sources: list[str] | tuple[str, ...], demo_dir: str | os.PathLik
     """Dataset names the chosen ``sources`` know, as far as can be told without fetching
     anything: ``bundled`` the demo MANIFEST's; ``openml`` every name with an OpenML id (Ye et
     al. manifest, demo MANIFEST's ``openml_id``); ``talent`` the folders of ``talent_dir`` (or
-    its ``data/``) holding an ``info.json``. Sorted case-insensitively. Used to reject a target
-    naming a dataset nobody has before any job runs."""
+    its ``data/``) holding an ``info.json``. Sorted case-insensitively. What a target naming a
+    dataset nobody has is checked against, before any job runs."""
     names: set[str] = set()
     demo = Path(demo_dir) / "MANIFEST.csv"
     for source in sources:

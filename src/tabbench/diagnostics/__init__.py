@@ -1,4 +1,4 @@
-"""Diagnostics of the chosen models (issue 14; docs/diagnostics.md).
+"""Diagnostics of the chosen models (docs/diagnostics.md).
 
 - :mod:`~tabbench.diagnostics.paths`: where replay files, tables and figures live (one place);
 - :mod:`~tabbench.diagnostics.calibrators`: none, TS, isotonic, Platt / vector scaling;

@@ -28,8 +28,8 @@ from tabbench.runs_schema import (
     INFO_COLUMNS,
     KEY_COLUMNS,
     TEST_METRIC_IDS,
+    column_on_test,
     record_columns,
-    test_column,
     val_column,
 )
 
@@ -81,7 +81,7 @@ class EpochRecorder:
     ``n_epochs`` epochs.
 
     ``metrics`` is the module providing ``stopping_metrics_batched`` and
-    ``test_metrics_batched`` (default :mod:`tabbench.metrics`); it is a parameter only so that
+    ``metrics_on_test_batched`` (default :mod:`tabbench.metrics`); it is a parameter only so that
     tests can check the recorder's bookkeeping independently of the metric implementations.
     """
 
@@ -119,7 +119,7 @@ class EpochRecorder:
         cols: dict[str, np.ndarray] = {}
         names = [val_column(m) for m in self._stopping_ids] + ["beta"]
         for m in TEST_METRIC_IDS:
-            names += [test_column(m), test_column(m, ts=True)]
+            names += [column_on_test(m), column_on_test(m, ts=True)]
         for name in names:
             cols[name] = np.full(E, np.nan)
         if finite.any():
@@ -135,10 +135,10 @@ class EpochRecorder:
             ok = beta[np.isfinite(beta) & (beta > 0)]
             if ok.size:
                 self._last_beta = float(ok[-1])
-            tm = self._metrics.test_metrics_batched(t, self._y_test, beta, len(self._y_val))
+            tm = self._metrics.metrics_on_test_batched(t, self._y_test, beta, len(self._y_val))
             for m in TEST_METRIC_IDS:
                 for ts in (False, True):
-                    cols[test_column(m, ts)][idx] = tm[test_column(m, ts)[len("test_"):]]
+                    cols[column_on_test(m, ts)][idx] = tm[column_on_test(m, ts)[len("test_"):]]
         epochs = np.arange(chunk.first_epoch, chunk.first_epoch + E, dtype=np.int64)
         frame = pd.DataFrame(
             {

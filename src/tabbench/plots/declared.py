@@ -77,7 +77,7 @@ def fig_declared(summary: dict, out_dir: str | Path) -> dict:
                 empty_panel(ax, "No dataset has both methods in these results")
                 continue
             models = order_models(data["model"].unique())
-            boxes = box_panel(ax, groups, models, models, data, "group", "rel_diff")
+            boxes = box_panel(ax, groups, models, models, data, ("group", "rel_diff"))
             for b in boxes:
                 b["claim"] = spec["id"]
             drawn += boxes

@@ -1,4 +1,4 @@
-"""Figures of the diagnostics (issue 14; docs/diagnostics.md) from the diagnostic tables only.
+"""Figures of the diagnostics (docs/diagnostics.md) from the diagnostic tables only.
 
 * ``diag_reliability``: reliability diagrams of the chosen models, raw and after TS, one panel
   per (model, stopping metric), pooled over datasets with equal weight per dataset, with a
@@ -160,8 +160,8 @@ HIST_HEIGHT = 0.22
 
 
 def _band(ax, c: pd.DataFrame, colour: str) -> dict:
-    """Per-bin Clopper–Pearson band of the accuracy (tables without it, written before the
-    bands existed, draw none)."""
+    """Per-bin Clopper–Pearson band of the accuracy (tables without its columns draw
+    none)."""
     if "acc_lo" not in c or c.empty:
         return {"acc_lo": [], "acc_hi": []}
     lo, hi = c["acc_lo"].to_numpy(), c["acc_hi"].to_numpy()
@@ -222,12 +222,12 @@ def calibrators(tables: dict, out_dir: str | Path) -> dict:
                                 if rel.empty else f"No {regime} selections")
                     continue
                 stoppings = _stoppings(data["stopping"].unique())
-                # box_panel colours by its "model" column: here the calibrator
-                # box_panel draws one box per value of its "model" column: the calibrator
+                # box_panel draws and colours one box per value of its "model" column: here
+                # the calibrator
                 boxes = box_panel(ax, stoppings, others, others,
                                   data.rename(columns={"model": "nn_model"})
                                   .rename(columns={"calibrator": "model"}),
-                                  "stopping", "rel_diff", colour=CALIBRATOR_COLOURS.get)
+                                  ("stopping", "rel_diff"), colour=CALIBRATOR_COLOURS.get)
                 for b in boxes:
                     b.update(metric=metric, regime=regime, calibrator=b.pop("model"))
                 drawn += boxes

@@ -1,6 +1,6 @@
 """Is the OpenML server reachable from this machine? Asked once, shared by the fetch jobs.
 
-Why: without a network, each of the suite's ~200 fetch jobs used to find out on its own (import
+Why: without a network, each of the suite's ~200 fetch jobs would find out on its own (import
 openml-python, a few quick attempts with pauses, up to ``openml_timeout`` on a black-holed
 network), and nothing but per-dataset logs said so. Here the question is asked once per machine
 and run: :func:`shared_state` keeps the answer in a small JSON file per host in a state folder
