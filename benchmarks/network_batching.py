@@ -57,7 +57,7 @@ from tabbench.models.registry import get_trainer  # noqa: E402
 from tabbench.models.stacked import loop as stacked_loop  # noqa: E402
 from tabbench.models.stacked.plan import plan_groups  # noqa: E402
 from tabbench.search import sample_config  # noqa: E402
-from tabbench.train_job import train_seed  # noqa: E402
+from tabbench.study.train_job import train_seed  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 #: the module whose build_group makes a model's stacked group

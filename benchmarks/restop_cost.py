@@ -30,13 +30,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from tabbench.core.layout import DataLayout, restop_artefact
 from tabbench.data.pipeline import read_kept
-from tabbench.layout import DataLayout, restop_artefact
-from tabbench.presets import PRESETS, resolve_config
-from tabbench.restop import restop_runs_file
-from tabbench.runs_schema import val_column
+from tabbench.models.runs_schema import val_column
+from tabbench.settings.presets import PRESETS, resolve_config
+from tabbench.study.restop import restop_runs_file
 from tabbench.study.specs import Hardware, JobFiles, Keeping, TrainTarget
-from tabbench.train_job import run_train_job
+from tabbench.study.train_job import run_train_job
 
 
 def _cpu() -> float:
@@ -108,9 +108,9 @@ def _plan_study(data: DataLayout, datasets: list[str], n_configs: dict[str, int]
     before training): exact for logits, a bound for boosters. Split 0's sizes stand for
     every split (the splits' sizes differ by a row at most)."""
     from tabbench.data.dataset import load_split_data
-    from tabbench.kept import plan_keep
     from tabbench.models.registry import get_trainer
-    from tabbench.train_job import config_plan
+    from tabbench.study.restop_store import plan_keep
+    from tabbench.study.train_job import config_plan
 
     print(f"planned keeping, {n_splits} splits, restop_max_mb {max_mb:g} "
           "(models: a bound; logits: exact):")

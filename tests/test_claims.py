@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tabbench.claims import (
+from tabbench.summary.claims import (
     ALPHA,
     CLAIM_COLUMNS,
     CLAIMS,
@@ -22,8 +22,8 @@ from tabbench.claims import (
     claims_markdown,
     verdict,
 )
-from tabbench.comparisons import Posterior, bayesian_signed_rank
-from tabbench.select import TEST_COLUMNS
+from tabbench.summary.comparisons import Posterior, bayesian_signed_rank
+from tabbench.summary.select import TEST_COLUMNS
 
 HIGH, LOW = PROB, 1 - PROB
 
@@ -243,7 +243,7 @@ def test_a_claim_on_split_points_still_needs_five_datasets():
     assert two["p_worse"] > 0.95 and two["verdict"] == INCONCLUSIVE
     five = _row(check_claims(rows(5), large_rows=10_000), "accuracy_stops_late")
     assert (five["n"], five["n_datasets"], five["verdict"]) == (25, 5, REPRODUCED)
-    from tabbench.claims import reproduction_table
+    from tabbench.summary.claims import reproduction_table
 
     line = next(x for x in reproduction_table(check_claims(rows(2), large_rows=10_000))
                 .splitlines() if "Accuracy stops late" in x)
@@ -286,7 +286,7 @@ def test_best_ranked_claim_uses_the_mean_ranks_of_the_stopping_methods():
 
 
 def test_every_claim_has_a_known_kind_unit_and_subset():
-    from tabbench.claims import KINDS
+    from tabbench.summary.claims import KINDS
 
     assert len({c.id for c in CLAIMS}) == len(CLAIMS)
     for c in CLAIMS:
@@ -339,7 +339,7 @@ def test_a_claim_compares_only_the_splits_both_methods_have():
 
 
 def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regime():
-    from tabbench.claims import reproduction_table
+    from tabbench.summary.claims import reproduction_table
 
     ts_ref = [1 - k / 100 for k in range(2, 10)]
     means = means_frame({("xgboost", "default", "logloss"): BASE,
@@ -357,10 +357,9 @@ def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regim
 
 
 def test_a_cell_without_the_datasets_it_needs_says_so():
-    from tabbench.claims import reproduction_table
-
     # small datasets only: every large-dataset claim has none, the ranks cannot be drawn
     from tabbench.metrics.registry import stopping_metric_ids
+    from tabbench.summary.claims import reproduction_table
 
     ts_ref = [1 - k / 100 for k in range(2, 10)]
     values = {("xgboost", "default", m): BASE for m in stopping_metric_ids()}

@@ -14,7 +14,7 @@ from fixtures.damaged import FOOTER_DAMAGE, damage
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.cli import main as cli_main
-from tabbench.layout import ResultsLayout
+from tabbench.core.layout import ResultsLayout
 
 MODEL = "xgboost"
 DATASETS = (SyntheticDataset("kc1", 2_109, 2), SyntheticDataset("credit-g", 1_000, 2))

@@ -37,8 +37,6 @@ from fixtures.plugin_dists import (
     install_example_plugin,
 )
 
-from tabbench.aggregate import aggregate_frames
-from tabbench.methods import method_names
 from tabbench.metrics.registry import (
     get_stopping_metric,
     stopping_metrics,
@@ -46,8 +44,10 @@ from tabbench.metrics.registry import (
 )
 from tabbench.models.base import EpochChunk
 from tabbench.models.recorder import EpochRecorder, Labels, RunKey, check_records
-from tabbench.runs_schema import record_columns, val_column
-from tabbench.select import select_table
+from tabbench.models.runs_schema import record_columns, val_column
+from tabbench.summary.aggregate import aggregate_frames
+from tabbench.summary.methods import method_names
+from tabbench.summary.select import select_table
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -128,8 +128,8 @@ def test_the_model_trains_samples_and_validates_through_its_registration(model_s
     from fixtures.jobs import train_job
 
     from tabbench.models.registry import epochs_key, get_model, get_trainer, paper_epochs
-    from tabbench.presets import resolve_config
     from tabbench.search import sample_config
+    from tabbench.settings.presets import resolve_config
 
     assert get_model(MODEL_NAME).label == "Toy" and not get_model(MODEL_NAME).network
     assert get_trainer(MODEL_NAME).scale == 1.0

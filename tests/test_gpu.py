@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tabbench.gpu import (
+from tabbench.core.gpu import (
     GpuUnavailableError,
     acquire_device,
     claim_gpu,
@@ -237,7 +237,7 @@ def test_pinned_cuda_index_is_kept() -> None:
 
 
 def test_cpu_fallback_logs_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="tabbench.gpu"):
+    with caplog.at_level(logging.WARNING, logger="tabbench.core.gpu"):
         dev = resolve_device("cuda", allow_cpu_fallback=True, cuda_available=lambda: False)
     assert dev == "cpu"
     assert any(

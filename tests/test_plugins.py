@@ -22,9 +22,9 @@ from fixtures.plugin_dists import (
     write_distribution,
 )
 
+from tabbench.core.plugins import RegistrationError, group_entry_points, load_registrations
 from tabbench.metrics.registry import StoppingMetric, get_stopping_metrics, stopping_metric_ids
 from tabbench.models import registry as models_registry
-from tabbench.plugins import RegistrationError, group_entry_points, load_registrations
 
 BUILTIN_METRICS = ("logloss", "brier", "error", "auroc", "ts_ref", "ts_ref_brier", "ts_ref_cv5",
                    "ir_ref")

@@ -12,8 +12,8 @@ from fixtures.jobs import train_job
 from test_train_job import write_dataset
 
 import tabbench
-from tabbench.layout import part_dir
-from tabbench.provenance import (
+from tabbench.core.layout import part_dir
+from tabbench.core.provenance import (
     PARQUET_KEY,
     describe_cpu,
     environment,
@@ -84,8 +84,8 @@ def test_resumed_job_under_another_environment_says_mixed(tmp_path, monkeypatch)
         {"model": "xgboost", "dataset": "toy", "split": 0, "seed": 0}))
     df = pd.read_parquet(out)
     old = {**environment(device="cpu", threads=1), "xgboost": "0.0.1"}
-    from tabbench.io import write_parquet_atomic
-    from tabbench.provenance import to_parquet_metadata
+    from tabbench.core.io import write_parquet_atomic
+    from tabbench.core.provenance import to_parquet_metadata
 
     write_parquet_atomic(df[df["config"] == 0], parts / "config0.parquet",
                          to_parquet_metadata(old))
@@ -96,8 +96,8 @@ def test_resumed_job_under_another_environment_says_mixed(tmp_path, monkeypatch)
 
 
 def test_summary_meta_gathers_the_versions_of_the_runs_files(tmp_path):
-    from tabbench.aggregate import aggregate
-    from tabbench.select import select_files
+    from tabbench.summary.aggregate import aggregate
+    from tabbench.summary.select import select_files
 
     processed, splits = write_dataset(tmp_path / "data")
     runs = tmp_path / "runs"

@@ -13,13 +13,13 @@ import yaml
 from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 
 from tabbench import cli
-from tabbench.aggregate import read_summary
 from tabbench.diagnostics.tables import read_diagnostics
-from tabbench.page_tables import progress_table
-from tabbench.publish import PublishError, publish, read_manifest
-from tabbench.publish_merge import merge_published
-from tabbench.results_folder import Redraw, regenerate
-from tabbench.select import write_selected
+from tabbench.report.page_tables import progress_table
+from tabbench.report.publish import PublishError, publish, read_manifest
+from tabbench.report.publish_merge import merge_published
+from tabbench.report.results_folder import Redraw, regenerate
+from tabbench.summary.aggregate import read_summary
+from tabbench.summary.select import write_selected
 
 MODELS = ("xgboost", "mlp")
 DATASETS = [d for d in DEMO_DATASETS if d.name in ("adult", "segment")]  # a large, a small

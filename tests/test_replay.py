@@ -13,19 +13,19 @@ import pytest
 from fixtures.data_fixtures import write_processed_toy
 from fixtures.jobs import replay_job, train_job
 
+from tabbench.core.layout import replay_sidecar
 from tabbench.data.dataset import load_split_data
 from tabbench.diagnostics.paths import logits_key
-from tabbench.layout import replay_sidecar
-from tabbench.metrics import logloss
-from tabbench.models.base import EpochChunk
-from tabbench.replay import (
+from tabbench.diagnostics.replay import (
     ReplayMismatchError,
     Selection,
     collect_epochs,
     read_replay,
     replay_plan,
 )
-from tabbench.select import read_records, select_table
+from tabbench.metrics import logloss
+from tabbench.models.base import EpochChunk
+from tabbench.summary.select import read_records, select_table
 
 EPOCHS = {"xgboost_default": 7, "xgboost_tuned": 9, "mlp": 5, "realmlp": 4, "fake": 12,
           "lightgbm_default": 7, "lightgbm_tuned": 9}
@@ -122,7 +122,7 @@ def fake_factory(noise: float = 0.0, log: list | None = None):
 
 def train_fake(dataset, out, n_configs=3):
     """Records of the fake model (its configs: a scale per config id)."""
-    from tabbench import train_job as module
+    from tabbench.study import train_job as module
 
     processed, splits = dataset
     with pytest.MonkeyPatch.context() as mp:

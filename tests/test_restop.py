@@ -1,4 +1,4 @@
-"""Re-stopping a finished study (tabbench.restop, docs/design.md §16): a stopping metric
+"""Re-stopping a finished study (tabbench.study.restop, docs/design.md §16): a stopping metric
 registered after training gets exactly the column a train job with it registered records,
 from what the jobs kept; nothing else in a runs file changes; a second re-stop is a no-op; a
 file with nothing kept is reported and left alone, and so is one whose artefact is damaged or
@@ -19,11 +19,11 @@ from fixtures.data_fixtures import write_toy_data_folder
 from fixtures.jobs import train_job
 from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, install_example_plugin
 
-from tabbench import restop
 from tabbench.cli import main as cli_main
-from tabbench.layout import DataLayout, ResultsLayout, restop_artefact, restop_sidecar
+from tabbench.core.layout import DataLayout, ResultsLayout, restop_artefact, restop_sidecar
 from tabbench.metrics.registry import reload_registry, stopping_metrics_batched
-from tabbench.runs_schema import val_column
+from tabbench.models.runs_schema import val_column
+from tabbench.study import restop
 
 EPOCHS = {"xgboost_default": 6, "xgboost_tuned": 8, "lightgbm_default": 6,
           "lightgbm_tuned": 8, "mlp": 3}
@@ -86,8 +86,8 @@ def test_a_metric_installed_after_training_gets_the_column_training_would_have_r
         assert got.column_names == list(ref.columns)  # the new column where training puts it
         np.testing.assert_allclose(got.column(col).to_numpy(), ref[col].to_numpy(), rtol=1e-6)
         assert got.drop([col]).equals(old)  # every existing column as it was
-        assert got.schema.metadata[b"tabbench.provenance"] == \
-            old.schema.metadata[b"tabbench.provenance"]
+        assert got.schema.metadata[b"tabbench.core.provenance"] == \
+            old.schema.metadata[b"tabbench.core.provenance"]
         assert pd.read_parquet(path)[col].notna().all()
     text = out.getvalue()
     assert f"[xgboost/toy/split1] added {col}" in text

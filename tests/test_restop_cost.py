@@ -14,8 +14,8 @@ from pathlib import Path
 from fixtures.data_fixtures import write_toy_data_folder
 from fixtures.jobs import train_job
 
-from tabbench.layout import restop_artefact
-from tabbench.presets import resolve_config
+from tabbench.core.layout import restop_artefact
+from tabbench.settings.presets import resolve_config
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "restop_cost.py"

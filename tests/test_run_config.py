@@ -1,4 +1,5 @@
-"""tabbench.run_config: short validation errors, and the settings a results folder remembers.
+"""tabbench.settings.run_config: short validation errors, and the settings a results folder
+remembers.
 
 `settle(defaults, overrides, schema)` is what the workflow runs at parse time with config.yaml
 and the --config/--configfile values; these tests call it the same way.
@@ -14,11 +15,11 @@ import pytest
 import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
-from tabbench.config_schema import ConfigError, check_config
+from tabbench.core.layout import ResultsLayout, read_run_config
 from tabbench.data.manifest import known_names, unknown_dataset_message, ye2024_manifest
-from tabbench.layout import ResultsLayout, read_run_config
-from tabbench.results_folder import collect_selected, summary_frames
-from tabbench.run_config import INVOCATION_KEYS, folder_settings, remember, settle
+from tabbench.report.results_folder import collect_selected, summary_frames
+from tabbench.settings.run_config import INVOCATION_KEYS, folder_settings, remember, settle
+from tabbench.settings.schema import ConfigError, check_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
@@ -185,10 +186,11 @@ def test_folder_settings_read_run_config(tmp_path):
 
 
 def test_the_tie_rule_is_a_study_setting_with_one_set_of_values(tmp_path):
-    """epoch_ties: the schema's values are tabbench.select's, config.yaml's is its default; a
+    """epoch_ties: the schema's values are tabbench.summary.select's, config.yaml's is its default;
+    a
     folder keeps its rule (a --config that changes it is refused) and a folder written before
     the key reads as the default rule."""
-    from tabbench.select import DEFAULT_EPOCH_TIES, EPOCH_TIES
+    from tabbench.summary.select import DEFAULT_EPOCH_TIES, EPOCH_TIES
 
     assert tuple(SCHEMA["properties"]["epoch_ties"]["enum"]) == EPOCH_TIES
     assert yaml.safe_load((ROOT / "config.yaml").read_text())["epoch_ties"] == DEFAULT_EPOCH_TIES

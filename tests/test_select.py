@@ -13,8 +13,8 @@ import pytest
 from fixtures.synthetic import SyntheticDataset, synthetic_run
 
 from tabbench.metrics.registry import stopping_metric_ids
-from tabbench.runs_schema import record_columns, val_column
-from tabbench.select import SELECTED_COLUMNS, select_files, select_table, write_selected
+from tabbench.models.runs_schema import record_columns, val_column
+from tabbench.summary.select import SELECTED_COLUMNS, select_files, select_table, write_selected
 
 INF = np.inf
 NAN = np.nan

@@ -12,11 +12,11 @@ from pathlib import Path
 import yaml
 
 from tabbench.cli import build_parser
-from tabbench.config_schema import check_config, with_table
 from tabbench.data.filtering import FilterParams
 from tabbench.data.sources import SourceOptions
-from tabbench.run_config import INVOCATION_KEYS as RUN_CONFIG_INVOCATION_KEYS
 from tabbench.settings.reference import PAGE_PATH, SCHEMA_PATH, configuration_page
+from tabbench.settings.run_config import INVOCATION_KEYS as RUN_CONFIG_INVOCATION_KEYS
+from tabbench.settings.schema import check_config, with_table
 from tabbench.settings.table import (
     INVOCATION_KEYS,
     SETTINGS,

@@ -16,15 +16,16 @@ import yaml
 from fixtures.data_fixtures import write_processed_toy
 from fixtures.jobs import train_job
 
-from tabbench import cli, cost_model
-from tabbench import status as status_module
+from tabbench import cli
+from tabbench.core.layout import DataLayout, ResultsLayout, part_configs
 from tabbench.data.pipeline import SUMMARY_COLUMNS
-from tabbench.layout import DataLayout, ResultsLayout, part_configs
 from tabbench.models.mlp import MLPTrainer
 from tabbench.models.registry import get_trainer
-from tabbench.presets import resolve_config
-from tabbench.run_config import remember
-from tabbench.status import (
+from tabbench.settings.presets import resolve_config
+from tabbench.settings.run_config import remember
+from tabbench.study import cost_model
+from tabbench.study import status as status_module
+from tabbench.study.status import (
     MIN_FIT_DATASETS,
     StatusError,
     dataset_sizes,

@@ -1,4 +1,4 @@
-"""The HTML report's opening page (tabbench.study_description): what ran, at which scale, the
+"""The HTML report's opening page (tabbench.report.study_description): what ran, at which scale, the
 headline claims and where each figure is, drawn from the folder by the regenerate job, as
 reStructuredText that docutils reads without a warning."""
 
@@ -12,11 +12,11 @@ import pytest
 import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
+from tabbench.core.layout import ResultsLayout
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
-from tabbench.layout import ResultsLayout
 from tabbench.plots import FIGURE_STEMS
-from tabbench.results_folder import Redraw, collect_selected, summary_frames
-from tabbench.study_description import (
+from tabbench.report.results_folder import Redraw, collect_selected, summary_frames
+from tabbench.report.study_description import (
     CLAIMS_CATEGORY,
     DESCRIPTION_FILE,
     DIAGNOSTICS_CATEGORY,

@@ -1,4 +1,4 @@
-"""What a summary compares (tabbench.summary_view): the baseline, Fig. 5's methods and declared
+"""What a summary compares (tabbench.summary.view): the baseline, Fig. 5's methods and declared
 comparisons — checked against the claims' own code and hand-built relative differences, and
 for a plugin's stopping metric installed through its entry point."""
 
@@ -14,11 +14,11 @@ import yaml
 from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, METRIC_LABEL, install_example_plugin
 from test_claims import means_frame
 
-from tabbench.aggregate import aggregate_frames
-from tabbench.claims import DECLARED_COLUMNS, Claim, check_claims
-from tabbench.methods import BASELINE, FIG5_METHODS
-from tabbench.run_config import INVOCATION_KEYS, VIEW_KEYS
-from tabbench.summary_view import DECLARED, SummaryView, ViewError, view_from_config, view_from_meta
+from tabbench.settings.run_config import INVOCATION_KEYS, VIEW_KEYS
+from tabbench.summary.aggregate import aggregate_frames
+from tabbench.summary.claims import DECLARED_COLUMNS, Claim, check_claims
+from tabbench.summary.methods import BASELINE, FIG5_METHODS
+from tabbench.summary.view import DECLARED, SummaryView, ViewError, view_from_config, view_from_meta
 
 REPO = Path(__file__).resolve().parents[1]
 LARGE = [20_000] * 8
@@ -169,8 +169,8 @@ def test_the_view_keys_are_redraw_settings_and_the_config_header_names_every_one
 
 
 def test_the_command_line_takes_the_view_and_refuses_an_unknown_method(tmp_path, capsys):
-    from tabbench.aggregate import read_summary
     from tabbench.cli import main
+    from tabbench.summary.aggregate import read_summary
 
     selected = tmp_path / "sel.parquet"
     _selected().to_parquet(selected)
@@ -189,8 +189,8 @@ def test_the_command_line_takes_the_view_and_refuses_an_unknown_method(tmp_path,
 
 
 def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_path):
-    from tabbench.layout import ResultsLayout
-    from tabbench.results_folder import Redraw, collect_selected, summary_frames
+    from tabbench.core.layout import ResultsLayout
+    from tabbench.report.results_folder import Redraw, collect_selected, summary_frames
 
     results = tmp_path / "results"
     sel = _selected()

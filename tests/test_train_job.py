@@ -22,15 +22,15 @@ from fixtures.signals import interruptible
 import tabbench
 from tabbench import metrics
 from tabbench.cli import main as cli_main
+from tabbench.core.layout import failures_path, part_dir
 from tabbench.data.dataset import load_split_data
-from tabbench.layout import failures_path, part_dir
 from tabbench.metrics import losses
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.mlp import MLPTrainer
 from tabbench.models.recorder import check_records
 from tabbench.models.registry import get_trainer
+from tabbench.models.runs_schema import TEST_METRIC_IDS, column_on_test, val_column
 from tabbench.models.xgboost import XGBoostTrainer, positional, to_logits
-from tabbench.runs_schema import TEST_METRIC_IDS, column_on_test, val_column
 from tabbench.study.signals import TrainInterrupted, stop_on_signals
 
 SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
@@ -363,7 +363,7 @@ class _MtimeProbe:
         return metrics.metrics_on_test_batched(*a)
 
 
-# --- device: tabbench.gpu.acquire_device held around the loop ---------------------
+# --- device: tabbench.core.gpu.acquire_device held around the loop ---------------------
 
 @pytest.fixture
 def no_cuda(monkeypatch):
@@ -375,7 +375,7 @@ def no_cuda(monkeypatch):
 
 def test_cuda_without_cuda_falls_back_to_cpu_with_a_warning(dataset, tmp_path, no_cuda, caplog):
     log = io.StringIO()
-    with caplog.at_level("WARNING", logger="tabbench.gpu"):
+    with caplog.at_level("WARNING", logger="tabbench.core.gpu"):
         df = run("mlp", dataset, tmp_path / "fb.parquet", n_configs=0, device="cuda",
                  allow_cpu_fallback=True, gpu_lock_dir=tmp_path / "locks", progress=log)
     check_records(df, {0: EPOCHS["mlp"]})
@@ -385,7 +385,7 @@ def test_cuda_without_cuda_falls_back_to_cpu_with_a_warning(dataset, tmp_path, n
 
 
 def test_cuda_without_cuda_and_no_fallback_fails_before_training(dataset, tmp_path, no_cuda):
-    from tabbench.gpu import GpuUnavailableError
+    from tabbench.core.gpu import GpuUnavailableError
 
     out = tmp_path / "nofb.parquet"
     with pytest.raises(GpuUnavailableError, match="allow_cpu_fallback"):
@@ -405,7 +405,7 @@ def test_cli_names_the_config_key_when_cuda_is_missing(dataset, tmp_path, no_cud
     assert "Traceback" not in err and not out.exists()
     assert cli_main([*argv, "--allow-cpu-fallback", "true"]) == 0
     err = capsys.readouterr().err
-    assert "WARNING tabbench.gpu" in err and "falling back to CPU" in err, err
+    assert "WARNING tabbench.core.gpu" in err and "falling back to CPU" in err, err
     check_records(pd.read_parquet(out), {0: 2})
 
 

@@ -13,12 +13,12 @@ from fixtures.data_fixtures import write_processed_toy
 from fixtures.jobs import replay_job, train_job
 
 from tabbench.cli import main as cli_main
-from tabbench.layout import failures_path, part_dir
+from tabbench.core.layout import failures_path, part_dir
+from tabbench.core.provenance import read_runs_provenance
 from tabbench.models.base import GroupChunk
 from tabbench.models.recorder import check_records
 from tabbench.models.registry import get_trainer
 from tabbench.models.stacked import plan
-from tabbench.provenance import read_runs_provenance
 from tabbench.study.signals import TrainInterrupted
 
 EPOCHS = {"mlp": 3, "realmlp": 3}
@@ -243,8 +243,8 @@ def test_replay_of_a_stacked_job_reproduces_its_records(dataset, tmp_path):
         assert entry["val_logloss_replayed"] == pytest.approx(entry["val_logloss_recorded"],
                                                               rel=1e-5)
     # replayed through the sequential trainer instead, a config with dropout does not match
-    from tabbench.replay import ReplayMismatchError, ReplaySpec, replay_split
-    from tabbench.select import read_records
+    from tabbench.diagnostics.replay import ReplayMismatchError, ReplaySpec, replay_split
+    from tabbench.summary.select import read_records
 
     records = read_records(runs).to_pandas()
     from tabbench.data.dataset import load_split_data

@@ -13,8 +13,8 @@ import pytest
 from fixtures.jobs import train_job
 
 from tabbench.cli import main as cli_main
+from tabbench.core.layout import part_dir
 from tabbench.data.dataset import LABEL_COLUMN
-from tabbench.layout import part_dir
 from tabbench.models.mlp import MLPPreprocessor, MLPTrainer
 from tabbench.models.mlp_config import MAX_ONE_HOT_LEVELS as MLP_MAX_ONE_HOT_LEVELS
 from tabbench.models.recorder import check_records

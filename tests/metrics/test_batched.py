@@ -9,7 +9,7 @@ import tabbench.metrics as M
 import tabbench.metrics.temperature as T
 from tabbench.metrics.losses import auroc_scores, brier_proba, ece_proba, logloss_proba
 from tabbench.metrics.registry import stopping_metric_ids
-from tabbench.runs_schema import TEST_METRIC_IDS
+from tabbench.models.runs_schema import TEST_METRIC_IDS
 
 RTOL = {"ts_ref_brier": 2e-6, "brier": 2e-6}  # float32 evaluation; others to 1e-6
 

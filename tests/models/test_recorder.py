@@ -17,7 +17,7 @@ from tabbench.models.recorder import (
     chunk_length,
     empty_records,
 )
-from tabbench.runs_schema import TEST_METRIC_IDS, record_columns
+from tabbench.models.runs_schema import TEST_METRIC_IDS, record_columns
 
 
 def _tagging_metrics(calls):

@@ -26,9 +26,9 @@ from test_results_rules import (  # noqa: F401  (workspace is a fixture)
 )
 from workspace import Workspace
 
+from tabbench.core.layout import ResultsLayout, replay_sidecar
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS, DIAGNOSTIC_TABLE_FILES
-from tabbench.layout import ResultsLayout, replay_sidecar
-from tabbench.presets import PRESETS
+from tabbench.settings.presets import PRESETS
 
 REPO = Path(__file__).resolve().parents[2]
 

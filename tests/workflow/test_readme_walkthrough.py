@@ -29,8 +29,8 @@ from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 from workspace import REPO, Workspace, job_stats
 
 from tabbench.data.manifest import demo_manifest
-from tabbench.presets import PRESETS, resolve_config
-from tabbench.run_config import remember
+from tabbench.settings.presets import PRESETS, resolve_config
+from tabbench.settings.run_config import remember
 
 README = REPO / "README.md"
 MARK = "<!-- full-study-walkthrough -->"

@@ -21,7 +21,7 @@ import yaml
 from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, METRIC_LABEL, install_example_plugin
 from workspace import Workspace, job_stats
 
-from tabbench.runs_schema import val_column
+from tabbench.models.runs_schema import val_column
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -25,7 +25,7 @@ import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.plots import FIGURES
-from tabbench.select import write_selected
+from tabbench.summary.select import write_selected
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "workflow" / "rules"

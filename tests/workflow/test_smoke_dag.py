@@ -22,7 +22,7 @@ from workspace import Workspace
 
 from tabbench.models.recorder import check_records
 from tabbench.plots import figure_files
-from tabbench.presets import PRESETS
+from tabbench.settings.presets import PRESETS
 
 SMOKE = PRESETS["smoke"]
 MODELS = SMOKE["models"]

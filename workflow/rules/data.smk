@@ -1,5 +1,5 @@
 # Data rules (docs/design.md §3): fetch -> filter -> one checkpoint (the kept list) -> split.
-# Paths: tabbench.layout (DATA_LAYOUT). A dataset that is neither in the suite nor known to a
+# Paths: tabbench.core.layout (DATA_LAYOUT). A dataset that is neither in the suite nor known to a
 # chosen source is rejected while the DAG is built (check_dataset in data_helpers.smk).
 #
 # A data problem (no source has a dataset, unusable data, a dataset dropped by the filter) is a

@@ -7,11 +7,11 @@
 # Replay files are *planned* (missing ones retrained) only when this invocation asks for the
 # target `replay` or `diagnostics`; then the regenerate job waits for them. Under any other
 # target (`figures`, `report`, `all`) the regenerate job uses the replay files present as they
-# are (tabbench.results_folder.regenerate_inputs; the fresh ones, newer than their runs file,
+# are (tabbench.report.results_folder.regenerate_inputs; the fresh ones, newer than their runs file,
 # are drawn) and no replay is scheduled.
 from snakemake.exceptions import IncompleteCheckpointException
 
-from tabbench.layout import complete_results, replay_sidecar
+from tabbench.core.layout import complete_results, replay_sidecar
 
 REPLAY_NPZ = RESULTS_LAYOUT.replay("{model}", "{dataset}", "{split}")
 REPLAY_SIDECAR = str(replay_sidecar(REPLAY_NPZ))

@@ -1,5 +1,5 @@
 # Helpers of workflow/rules/select.smk (kept apart from the rules, as Snakemake's linter asks).
-# Paths: tabbench.layout (RESULTS_LAYOUT).
+# Paths: tabbench.core.layout (RESULTS_LAYOUT).
 def select_input(wildcards):
     """The runs files of every configured split of one (model, dataset), a dataset the
     configuration knows."""

@@ -1,7 +1,7 @@
 # Training: one job per (model, dataset, split) runs every config (0 = default, 1..n_configs =
 # random draws) and records every epoch -> results/runs/{model}/{dataset}/split{split}.parquet
 # plus the failures sidecar. A killed job resumes from <output>.part/ (finished configs kept).
-# Paths: tabbench.layout (RESULTS_LAYOUT). Needs from data.smk: processed_path(ds),
+# Paths: tabbench.core.layout (RESULTS_LAYOUT). Needs from data.smk: processed_path(ds),
 # splits_path(ds), kept_datasets(), check_dataset(ds). A figures/report invocation never trains
 # (its one job takes the runs files as they are: report.smk).
 

@@ -8,7 +8,7 @@ from tabbench.models.stacked.plan import (
     parse_members,
     training_path,
 )
-from tabbench.presets import n_configs_for
+from tabbench.settings.presets import n_configs_for
 from tabbench.settings.table import all_settings
 
 # every setting with its CLI flag and whether it changes the records (the rerun policy)
@@ -109,7 +109,7 @@ def train_option_flags(wildcards):
 
 
 def train_gpu_flags(wildcards):
-    """GPU-claim flags (tabbench.gpu) of network jobs under device cuda; empty otherwise."""
+    """GPU-claim flags (tabbench.core.gpu) of network jobs under device cuda; empty otherwise."""
     if CFG["device"] == "cpu" or not is_network(wildcards.model):
         return ""
     return "".join(_flag(key, CFG[key]) for key in GPU_CLAIM_KEYS)

@@ -37,8 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from tabbench.io import UnreadableFileError
-    from tabbench.summary_view import ViewError
+    from tabbench.core.io import UnreadableFileError
+    from tabbench.summary.view import ViewError
 
     args = build_parser().parse_args(argv)
     try:

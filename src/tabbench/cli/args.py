@@ -2,7 +2,7 @@
 
 Snakemake renders config values into shell commands as Python would print them (``True``,
 ``None``), so the rules' flags arrive as text; these parse them strictly and say what was wrong.
-How null is spelled is the library's :func:`tabbench.nulls.is_null` (Snakemake's ``--config``
+How null is spelled is the library's :func:`tabbench.core.nulls.is_null` (Snakemake's ``--config``
 values and the model options read it too, and the library never imports the CLI).
 """
 
@@ -13,7 +13,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from tabbench.nulls import is_null
+from tabbench.core.nulls import is_null
 from tabbench.settings.table import default
 
 
@@ -86,8 +86,8 @@ def field_default(cls: type, name: str) -> Any:
 
 def add_epoch_ties(parser: argparse.ArgumentParser) -> None:
     """``--epoch-ties``: which of tied epochs a selection keeps (config ``epoch_ties``,
-    :mod:`tabbench.select`); the commands that select (select, replay) take it alike."""
-    from tabbench.select import EPOCH_TIES
+    :mod:`tabbench.summary.select`); the commands that select (select, replay) take it alike."""
+    from tabbench.summary.select import EPOCH_TIES
 
     parser.add_argument("--epoch-ties", choices=EPOCH_TIES, default=default("epoch_ties"),
                         help="config epoch_ties: keep the first (default) or the last of tied "

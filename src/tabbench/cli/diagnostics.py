@@ -22,9 +22,9 @@ from tabbench.study.specs import JobFiles
 def _replay(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
-    from tabbench.gpu import GpuUnavailableError
-    from tabbench.io import reading
-    from tabbench.replay import ReplayMismatchError, ReplaySpec, run_replay_job
+    from tabbench.core.gpu import GpuUnavailableError
+    from tabbench.core.io import reading
+    from tabbench.diagnostics.replay import ReplayMismatchError, ReplaySpec, run_replay_job
 
     with reading(args.runs):
         models = pq.read_table(args.runs, columns=["model"]).column("model").unique().to_pylist()

@@ -19,7 +19,7 @@ ROPE_PERCENT = default("rope_percent")
 
 
 def _select(args: argparse.Namespace) -> int:
-    from tabbench.select import write_selected
+    from tabbench.summary.select import write_selected
 
     df = write_selected(args.runs, args.out, args.epoch_ties)
     print(f"selected {len(df)} rows from {len(args.runs)} record files -> {args.out}")
@@ -27,7 +27,7 @@ def _select(args: argparse.Namespace) -> int:
 
 
 def _view_settings(args: argparse.Namespace) -> dict:
-    """The view's config keys given on the command line (:mod:`tabbench.summary_view`)."""
+    """The view's config keys given on the command line (:mod:`tabbench.summary.view`)."""
     given = {"figures_baseline": args.figures_baseline,
              "figures_methods": args.figures_methods,
              "comparisons": None if args.comparisons is None else json.loads(args.comparisons)}
@@ -35,8 +35,8 @@ def _view_settings(args: argparse.Namespace) -> dict:
 
 
 def _aggregate(args: argparse.Namespace) -> int:
-    from tabbench.aggregate import aggregate
-    from tabbench.summary_view import view_from_config
+    from tabbench.summary.aggregate import aggregate
+    from tabbench.summary.view import view_from_config
 
     frames = aggregate(args.selected, args.out, args.runs_dir, args.large_rows, args.rope,
                        view_from_config(_view_settings(args)))
@@ -46,13 +46,13 @@ def _aggregate(args: argparse.Namespace) -> int:
 
 def _figures(args: argparse.Namespace) -> int:
     if args.summary is not None:
-        from tabbench.aggregate import read_summary
         from tabbench.plots import make_figures
+        from tabbench.summary.aggregate import read_summary
 
         make_figures(read_summary(args.summary), args.out)
         print(f"figures from {args.summary} -> {args.out}")
         return 0
-    from tabbench.results_folder import Redraw, regenerate
+    from tabbench.report.results_folder import Redraw, regenerate
 
     redraw = Redraw(args.large_rows, args.rope, _view_settings(args))
     timing = regenerate(args.results, args.out, redraw, args.jobs, args.reselect,
@@ -65,8 +65,8 @@ def _figures(args: argparse.Namespace) -> int:
 def _publish(args: argparse.Namespace) -> int:
     import tempfile
 
-    from tabbench.publish import PublishError, publish
-    from tabbench.publish_merge import merge_published
+    from tabbench.report.publish import PublishError, publish
+    from tabbench.report.publish_merge import merge_published
 
     max_bytes = int(args.max_mb * 2**20)
     try:
@@ -97,7 +97,7 @@ def _comparisons_json(text: str) -> str:
 
 
 def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
-    """What the summary compares (config keys of :mod:`tabbench.summary_view`)."""
+    """What the summary compares (config keys of :mod:`tabbench.summary.view`)."""
     p.add_argument("--figures-baseline", default=None, metavar="METHOD",
                    help=f"config figures_baseline: the method every method is relative to "
                         f"(e.g. 'Logloss+TS'); default: {default}")
@@ -109,9 +109,9 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
 
 
 def _claims_table(args: argparse.Namespace) -> int:
-    from tabbench.claims import reproduction_table
-    from tabbench.io import write_text_atomic
-    from tabbench.page_tables import names_in, page_inputs, regenerate_page
+    from tabbench.core.io import write_text_atomic
+    from tabbench.report.page_tables import names_in, page_inputs, regenerate_page
+    from tabbench.summary.claims import reproduction_table
 
     inputs = page_inputs(args.results, args.jobs)
     if args.page is None:
@@ -187,8 +187,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "claims-table", help="the claims of a results folder as one Markdown table",
         description="The paper's claims checked on --results DIR with the folder's own "
-                    "settings (tabbench.claims.reproduction_table), printed; or, with --page, "
-                    "every generated table the page holds (tabbench.page_tables: the claims, "
+                    "settings (tabbench.summary.claims.reproduction_table), printed; or, with "
+                    "--page, every generated table the page holds (tabbench.report.page_tables: "
+                    "the claims, "
                     "the complete pairs, the progress, the all-datasets comparison, the ranks, "
                     "the regret) rewritten between its markers (docs/reproduction.md: a test "
                     "checks the page against its shipped results).")
@@ -203,13 +204,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Copy what redraws a results folder's summary, claims and figures "
                     "(selected/, summary/ with the diagnostics tables, run_config.yaml, the "
                     "Fig. 1 run) into --out, with a PUBLISHED.json manifest "
-                    "(tabbench.publish); `tabbench figures --results OUT` then redraws them.")
+                    "(tabbench.report.publish); `tabbench figures --results OUT` then redraws "
+                    "them.")
     p.add_argument("--results", required=True, type=results_folder)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--max-mb", type=float, default=30.0,
                    help="refuse to write a copy larger than this (default 30 MB)")
     p.add_argument("--onto", type=results_folder, default=None,
                    help="a published copy to extend: --out gets its pairs and those of "
-                        "--results (same settings, no pair in both; tabbench.publish_merge). "
+                        "--results (same settings, no pair in both; "
+                        "tabbench.report.publish_merge). "
                         "--out may be this folder")
     p.set_defaults(func=_publish)

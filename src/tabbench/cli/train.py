@@ -9,15 +9,15 @@ from collections.abc import Callable
 from typing import Any
 
 from tabbench.cli.args import boolean, field_default, optional_str, positive_float
-from tabbench.gpu import GpuUnavailableError
-from tabbench.layout import part_dir
+from tabbench.core.gpu import GpuUnavailableError
+from tabbench.core.layout import part_dir
 from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
 from tabbench.settings.table import default
 from tabbench.study.parts import finished_configs
 from tabbench.study.signals import TrainInterrupted, stop_on_signals
 from tabbench.study.specs import GpuClaim, Hardware, JobFiles, Keeping, TrainTarget
-from tabbench.train_job import run_train_job
+from tabbench.study.train_job import run_train_job
 
 
 def _epochs_item(text: str) -> tuple[str, int]:

@@ -169,7 +169,7 @@ def split_by_dtype(X: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 def write_raw(raw: RawData, parquet_path: str | os.PathLike[str]) -> None:
     """Write the raw parquet (features + :data:`LABEL_COLUMN`) atomically."""
-    from tabbench.io import write_parquet_atomic
+    from tabbench.core.io import write_parquet_atomic
 
     df = raw.features.copy()
     df[LABEL_COLUMN] = raw.labels.to_numpy()

@@ -1,7 +1,7 @@
 """Winner's curse and regret of each stopping metric, from the per-epoch records alone.
 
 Selection picks, per (regime, stopping metric m), the (config, epoch) with the lowest
-``val_m`` (:mod:`tabbench.select`). Two questions about that choice:
+``val_m`` (:mod:`tabbench.summary.select`). Two questions about that choice:
 
 **Optimism** (the winner's curse): how much better the chosen model looks on validation than
 it is on test, ``optimism = test metric − validation metric`` at the chosen (config, epoch).
@@ -58,7 +58,7 @@ from math import comb
 import numpy as np
 import pandas as pd
 
-from tabbench.select import DEFAULT_CONFIG, DEFAULT_EPOCH_TIES, first_minima
+from tabbench.summary.select import DEFAULT_CONFIG, DEFAULT_EPOCH_TIES, first_minima
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,8 @@ def split_selection_bias(columns: Mapping[str, np.ndarray], sizes: Sequence[int]
     winner's-curse curve (one row per stopping metric × subset size, tuned regime) of one
     split's records, given as arrays of :func:`needed_columns`.
 
-    The selection is :mod:`tabbench.select`'s rule, ``epoch_ties`` included (the study's); the
+    The selection is :mod:`tabbench.summary.select`'s rule, ``epoch_ties`` included (the study's);
+    the
     first frame's ``config``/``epoch`` are the same as ``select_table``'s (tested)."""
     a = _sorted(columns)
     config = np.asarray(a["config"])

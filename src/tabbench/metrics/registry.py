@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tabbench.plugins import check_id, load_registrations
+from tabbench.core.plugins import check_id, load_registrations
 
 #: the entry-point group of stopping metrics
 GROUP = "tabbench.stopping_metrics"
@@ -174,7 +174,8 @@ def stopping_metrics_batched(
     (the recorder only passes those). A third-party ``batched`` that returns anything but E
     values is an error naming the metric.
 
-    ``only``: the metric ids to compute (the re-stop's missing columns, :mod:`tabbench.restop`);
+    ``only``: the metric ids to compute (the re-stop's missing columns,
+    :mod:`tabbench.study.restop`);
     the fused kernel, and so ``beta``, only when a built-in is among them.
     """
     from tabbench.metrics._checks import check_batched

@@ -294,7 +294,7 @@ class LightGBMTrainer:
         rounds: Sequence[int],
     ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """round -> (val logits, test logits) (float32, (N, K)) of the model after each of
-        ``rounds``, for the replay of selected models (:mod:`tabbench.replay`): the same
+        ``rounds``, for the replay of selected models (:mod:`tabbench.diagnostics.replay`): the same
         boosting as :meth:`train` up to the last wanted round, with no per-round prediction,
         then the per-round sums of :meth:`train` itself (:class:`_Scores`, also what the
         re-stop reads from a kept model), so the logits are the recorded ones bit for bit."""

@@ -24,7 +24,7 @@ import pandas as pd
 
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.base import EpochChunk, SplitData
-from tabbench.runs_schema import (
+from tabbench.models.runs_schema import (
     INFO_COLUMNS,
     KEY_COLUMNS,
     TEST_METRIC_IDS,
@@ -211,7 +211,8 @@ def empty_records() -> pd.DataFrame:
 def check_records(df: pd.DataFrame, expected_epochs: Mapping[int, int] | None = None) -> None:
     """Raise ``ValueError`` unless ``df`` is a valid per-epoch record (docs/design.md §6).
 
-    Checks: exactly :func:`~tabbench.runs_schema.record_columns` in order; contract dtypes; no
+    Checks: exactly :func:`~tabbench.models.runs_schema.record_columns` in order; contract dtypes;
+    no
     missing keys or info; one (model, dataset, split); per config, epochs are exactly ``1..E``
     and the params and cumulative ``fit_seconds`` are consistent. With ``expected_epochs``
     (config -> E), the configs present and their epoch counts must match it.

@@ -1,4 +1,5 @@
-"""The paper's figures (docs/design.md §8) from the summary tables of :mod:`tabbench.aggregate`.
+"""The paper's figures (docs/design.md §8) from the summary tables of
+:mod:`tabbench.summary.aggregate`.
 
 Plots read only the summary folder, never ``data/`` or the per-epoch records, so regenerating
 them is cheap and independent of training. Each figure function returns the numbers it drew

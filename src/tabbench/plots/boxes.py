@@ -17,8 +17,6 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tabbench.comparisons import N_MIN, describe
-from tabbench.methods import BASELINE, FIG5_METHODS, method_names
 from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.models.registry import epoch_name
 from tabbench.plots.style import (
@@ -32,6 +30,8 @@ from tabbench.plots.style import (
     save,
     symlog_percent_axis,
 )
+from tabbench.summary.comparisons import N_MIN, describe
+from tabbench.summary.methods import BASELINE, FIG5_METHODS, method_names
 
 REGIME_TITLES = {"default": "Default hyperparameters", "tuned": "Tuned hyperparameters"}
 METRIC_LABELS = {
@@ -213,7 +213,7 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
 
 def fig5(summary: dict, out_dir: str | Path) -> dict:
     """The paper's Fig. 5, or the methods of config ``figures_methods`` relative to
-    ``figures_baseline`` (recorded in ``meta.json``: :mod:`tabbench.summary_view`)."""
+    ``figures_baseline`` (recorded in ``meta.json``: :mod:`tabbench.summary.view`)."""
     meta = summary["meta"]
     methods = meta.get("figures_methods") or FIG5_METHODS
     paper = tuple(methods) == FIG5_METHODS and (meta.get("baseline") or BASELINE) == BASELINE

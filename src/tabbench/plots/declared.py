@@ -1,4 +1,4 @@
-"""The declared comparisons (config ``comparisons``, :mod:`tabbench.summary_view`) in the style
+"""The declared comparisons (config ``comparisons``, :mod:`tabbench.summary.view`) in the style
 of Fig. 5: one panel per comparison, a box per (regime, model) of the relative differences the
 claim row was judged on (``summary/declared.parquet``, written by the same code as the claim),
 the verdicts in the panel's title. Without a declared comparison the figure says how to

@@ -14,7 +14,7 @@ matplotlib.use("Agg")  # figures are files; never open a window (also on headles
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from tabbench.io import atomic_path  # noqa: E402
+from tabbench.core.io import atomic_path  # noqa: E402
 
 # the figures' model labels and order are the registry's; handed on to the plotting modules
 from tabbench.models.registry import (  # noqa: E402, F401

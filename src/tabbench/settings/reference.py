@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tabbench.config_schema import describe, load_schema
 from tabbench.core.markdown import markdown_table
+from tabbench.settings.schema import describe, load_schema
 from tabbench.settings.table import Effect, groups
 
 #: the schema and the page, relative to a checkout's root

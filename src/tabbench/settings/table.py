@@ -174,7 +174,7 @@ SETTINGS: Mapping[str, Setting] = MappingProxyType({s.key: s for s in _TABLE})
 #: the folder records (:attr:`Setting.changes_records`)
 INVOCATION_KEYS = frozenset(k for k, s in SETTINGS.items() if not s.changes_records)
 
-#: the redraw settings of what a summary compares (:mod:`tabbench.summary_view`)
+#: the redraw settings of what a summary compares (:mod:`tabbench.summary.view`)
 VIEW_KEYS = ("figures_baseline", "figures_methods", "comparisons")
 
 

@@ -3,7 +3,7 @@ killed job resumes at the first config without one.
 
 A part file is reused only if it matches what the rerun would train: the job's identity
 (``job.json``: model, dataset, split, seed, any non-default trainer option, the training path)
-and, per config, the same params and number of epochs. File names: :mod:`tabbench.layout`.
+and, per config, the same params and number of epochs. File names: :mod:`tabbench.core.layout`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from tabbench.io import write_json_atomic, write_parquet_atomic
-from tabbench.layout import (
+from tabbench.core.io import write_json_atomic, write_parquet_atomic
+from tabbench.core.layout import (
     PART_IDENTITY,
     PathLike,
     part_configs,
@@ -26,9 +26,9 @@ from tabbench.layout import (
     part_failure,
     part_records,
 )
+from tabbench.core.provenance import gather, read_runs_provenance, to_parquet_metadata
 from tabbench.models.recorder import check_records, params_json
 from tabbench.models.stacked.plan import STACKED
-from tabbench.provenance import gather, read_runs_provenance, to_parquet_metadata
 
 #: config -> (params, epochs): what a job trains
 Plan = Mapping[int, tuple[Mapping[str, Any], int]]
@@ -45,7 +45,7 @@ def job_identity(model: str, dataset: str, split: int | str, seed: int,
     """A part folder's identity (its ``job.json``): the job's model, dataset, split and seed,
     its non-default trainer options and its training path; absent when at the default or
     sequential, so that a part folder trained at the defaults stays valid whichever options
-    exist. Also what :mod:`tabbench.retry` writes when it reopens a finished job."""
+    exist. Also what :mod:`tabbench.study.retry` writes when it reopens a finished job."""
     identity = {"model": model, "dataset": dataset, "split": int(split), "seed": int(seed)}
     if changed_options:
         identity["trainer_options"] = dict(changed_options)
@@ -70,7 +70,8 @@ def failure_record(config: int, params: Mapping[str, Any], n_epochs: int, done: 
 
 class PartFolder:
     """The part folder of the runs file ``out``: the provenance its records are stamped with,
-    and what the job keeps there for re-stopping (:class:`tabbench.kept.KeepPlan`, set once
+    and what the job keeps there for re-stopping (:class:`tabbench.study.restop_store.KeepPlan`,
+    set once
     planned; it changes to "nothing" when keeping is given up)."""
 
     def __init__(self, out: PathLike, provenance: dict[str, str] | None = None) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tabbench.gpu import acquire_device
+from tabbench.core.gpu import acquire_device
 from tabbench.settings.table import default
 
 PathLike = str | os.PathLike[str]
@@ -53,7 +53,7 @@ class JobFiles:
 
 @dataclass(frozen=True)
 class GpuClaim:
-    """How a network job gets a GPU under device ``cuda`` (:mod:`tabbench.gpu`): fall back to
+    """How a network job gets a GPU under device ``cuda`` (:mod:`tabbench.core.gpu`): fall back to
     the CPU without CUDA or fail; where the lock files are; how long to wait for a free slot;
     how many jobs share one GPU."""
 
@@ -77,7 +77,7 @@ class Hardware:
     @contextlib.contextmanager
     def acquire(self, network: bool) -> Iterator[str]:
         """The device to train on, held for the block: a network's claimed or pinned GPU
-        (:func:`tabbench.gpu.acquire_device`), else the CPU."""
+        (:func:`tabbench.core.gpu.acquire_device`), else the CPU."""
         if not network:
             yield "cpu"
             return

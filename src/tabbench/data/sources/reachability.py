@@ -197,7 +197,7 @@ def probe_and_store(
         options=_options_key(server_option, cache_option),
     )
     if state_dir is not None:
-        from tabbench.io import write_json_atomic
+        from tabbench.core.io import write_json_atomic
 
         write_json_atomic(asdict(state), state_path(state_dir))
     return state
