@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tabbench.core.layout import rebuild_hint
+
 if TYPE_CHECKING:  # imported where used: the CLI imports this module for its error type
     import pandas as pd
 
@@ -136,7 +138,6 @@ class UnreadableFileError(Exception):
         self.reason = reason
 
     def __str__(self) -> str:
-        from tabbench.core.layout import rebuild_hint
 
         return (f"{self.path} cannot be read, truncated or corrupt ({self.reason}); "
                 f"{rebuild_hint(self.path)}")

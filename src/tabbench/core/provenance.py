@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import tabbench
+from tabbench.core.io import reading
+from tabbench.core.layout import runs_file
 
 #: parquet key-value metadata key of a runs file's provenance (JSON)
 PARQUET_KEY = "tabbench.core.provenance"
@@ -128,7 +130,6 @@ def read_runs_provenance(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     (aggregation reads every runs file's provenance: this is where it meets one)."""
     import pyarrow.parquet as pq
 
-    from tabbench.core.io import reading
 
     with reading(path):
         meta = pq.read_schema(path).metadata or {}
@@ -181,7 +182,6 @@ def runs_files_provenance(selected: Any, runs_dir: str | os.PathLike[str] | None
     if runs_dir is None or selected.empty:
         return {"versions": {}, "mixed_versions": [], "n_runs_files": 0,
                 "n_runs_files_without_provenance": 0}
-    from tabbench.core.layout import runs_file
 
     pairs = selected[["model", "dataset", "split"]].drop_duplicates()
     provs = []

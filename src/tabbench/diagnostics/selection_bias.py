@@ -58,6 +58,7 @@ from math import comb
 import numpy as np
 import pandas as pd
 
+from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.summary.select import DEFAULT_CONFIG, DEFAULT_EPOCH_TIES, first_minima
 
 
@@ -74,7 +75,6 @@ class Pair:
 def pairs() -> dict[str, Pair]:
     """Registered stopping metric -> its (validation column, test column) pair, for every
     metric whose registration names a test counterpart (module docstring)."""
-    from tabbench.metrics.registry import get_stopping_metrics
 
     return {m.id: Pair(m.id, f"val_{m.id}", f"test_{m.test_counterpart}",
                        same_estimator=m.counterpart_is_exact)

@@ -118,6 +118,7 @@ class FusedOutput:
     key: str
 
     def __call__(self, logits: np.ndarray, y: np.ndarray) -> np.ndarray:
+        # numpy kernels load on the first computation: reading the registry stays light
         from tabbench.metrics.batched import fused_stopping_metrics
 
         return fused_stopping_metrics(logits, y)[self.key]
@@ -178,7 +179,10 @@ def stopping_metrics_batched(
     :mod:`tabbench.study.restop`);
     the fused kernel, and so ``beta``, only when a built-in is among them.
     """
+    # numpy kernels load on the first computation: reading the registry stays light
     from tabbench.metrics._checks import check_batched
+
+    # numpy kernels load on the first computation: reading the registry stays light
     from tabbench.metrics.batched import fused_stopping_metrics
 
     registry = _registry()
@@ -224,6 +228,7 @@ def stopping_metrics(logits: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """The single-epoch reference value of every registered metric that has one (logits
     (N, K), float64). Raises ValueError on NaN/inf logits (:func:`stopping_metrics_batched`
     gives NaN instead). Single-class ``y`` gives ``auroc`` = NaN."""
+    # numpy kernels load on the first computation: reading the registry stays light
     from tabbench.metrics._checks import check_single
 
     z, labels = check_single(logits, y)

@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from tabbench.core.nulls import is_null
 from tabbench.core.plugins import check_id, load_object, load_registrations
 
 #: the entry-point group of models
@@ -72,7 +73,6 @@ class TrainerOption:
         YAML scalar (``1000`` is an int, a null spelling is None, as everywhere in the config),
         then :attr:`check` decides. Raises ValueError saying what is allowed."""
         if isinstance(value, str):
-            from tabbench.core.nulls import is_null
 
             value = None if is_null(value) else yaml.safe_load(value)
         return self.check(value)

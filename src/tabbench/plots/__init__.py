@@ -15,6 +15,8 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
+from tabbench.metrics.registry import get_stopping_metrics
+
 #: figure stem (file name without extension) -> "module:function" drawing it
 FIGURES: dict[str, str] = {
     "fig5_logloss_large": "boxes:fig5",
@@ -44,7 +46,6 @@ def stopping_metric_legend() -> str:
     """The registered stopping metrics as caption text (reStructuredText): ``*<label>*:
     <description>`` joined by semicolons, in registry order. The report's captions show it, so
     that they list exactly the methods the figures draw."""
-    from tabbench.metrics.registry import get_stopping_metrics
 
     def rst(text: str) -> str:
         return text.replace("\\", "\\\\").replace("*", "\\*").replace("`", "\\`")

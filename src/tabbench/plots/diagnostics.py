@@ -32,6 +32,7 @@ from tabbench.diagnostics.calibrators import CALIBRATOR_LABELS, CALIBRATORS, REF
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.diagnostics.selection_bias import MAIN_TARGET, pairs
 from tabbench.diagnostics.summaries import POOLED
+from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.plots.boxes import REGIME_TITLES, box_panel
 from tabbench.plots.style import (
     WIDTH,
@@ -58,7 +59,6 @@ TEST_LABELS = {"test_logloss": "test logloss", "test_brier": "test Brier",
 
 def _labels() -> dict[str, str]:
     """Registered stopping metric id -> its label, in registration order."""
-    from tabbench.metrics.registry import get_stopping_metrics
 
     return {m.id: m.label for m in get_stopping_metrics().values()}
 

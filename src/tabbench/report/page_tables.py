@@ -33,8 +33,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabbench.core.io import read_parquet
+from tabbench.core.layout import ResultsLayout, read_run_config
 from tabbench.core.markdown import MISSING, cell, markdown_table
+from tabbench.diagnostics.paths import DIAGNOSTIC_TABLE_FILES
+from tabbench.diagnostics.selection_bias import MAIN_TARGET
+from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.models.registry import model_label, order_models
+from tabbench.report.publish import is_published, read_manifest
+from tabbench.report.results_folder import collect_selected, summary_frames
+from tabbench.study.status import hours_text
+from tabbench.summary.claims import CLAIMS, check_claims, reproduction_table
+from tabbench.summary.markdown import rank_table_lines
 from tabbench.summary.methods import BASELINE
 
 _BEGIN = "<!-- generated table: {name}; by `tabbench claims-table --page`, do not edit -->"
@@ -69,11 +79,6 @@ class PageInputs:
 def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
     """The inputs of every generated table from the results folder ``results`` (a study's or a
     published copy), read with the folder's own settings."""
-    from tabbench.core.io import read_parquet
-    from tabbench.core.layout import ResultsLayout, read_run_config
-    from tabbench.diagnostics.paths import DIAGNOSTIC_TABLE_FILES
-    from tabbench.report.publish import is_published, read_manifest
-    from tabbench.report.results_folder import collect_selected, summary_frames
 
     selected, _ = collect_selected(results, jobs)
     frames, large_rows = summary_frames(results, selected)
@@ -159,7 +164,6 @@ def regenerate_page(page: str, inputs: PageInputs) -> str:
 # --- the tables ---------------------------------------------------------------------------------
 
 def _claims(inputs: PageInputs) -> str:
-    from tabbench.summary.claims import reproduction_table
 
     return reproduction_table(inputs.frames["claims"])
 
@@ -233,7 +237,6 @@ def ranks_table(ranks: pd.DataFrame, subset: str = "all", metric: str = "logloss
     (model, regime), with the critical difference: ``summary.md``'s table
     (:func:`tabbench.summary.markdown.rank_table_lines`), models named and ordered as in the
     figures. What the CD diagrams draw."""
-    from tabbench.summary.markdown import rank_table_lines
 
     rows = ranks[(ranks["subset"] == subset) & (ranks["metric"] == metric)]
     if rows.empty:
@@ -244,8 +247,6 @@ def ranks_table(ranks: pd.DataFrame, subset: str = "all", metric: str = "logloss
 def regret_table(regret: pd.DataFrame | None) -> str:
     """Median regret of each stopping metric (test logloss after TS of its selection minus the
     best (config, epoch) on test), a column per (model, regime), with the datasets it is over."""
-    from tabbench.diagnostics.selection_bias import MAIN_TARGET
-    from tabbench.metrics.registry import get_stopping_metrics
 
     if regret is None:
         return "No diagnostics in this results folder (`snakemake diagnostics` writes them)."
@@ -285,7 +286,6 @@ def progress_table(manifest: Mapping[str, Any] | None) -> str:
 
 
 def _one_progress_table(manifest: Mapping[str, Any]) -> str:
-    from tabbench.study.status import hours_text
 
     status = manifest.get("status") or {"error": "a copy published before progress was kept"}
     if "error" in status:
@@ -324,7 +324,6 @@ def rope_table(selected: pd.DataFrame, large_rows: int, rope: float,
     and the tests are the claims table's (:func:`tabbench.summary.claims.check_claims`); only the
     region of practical equivalence changes, so the table says how much of a verdict is the
     ROPE's choice (a gain smaller than the ROPE counts as "equivalent")."""
-    from tabbench.summary.claims import CLAIMS, check_claims
 
     claim = next((c for c in CLAIMS if c.id == claim_id), None)
     if claim is None:

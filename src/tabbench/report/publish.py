@@ -45,7 +45,11 @@ from tabbench.core.layout import (
     complete_results,
     parse_runs_file,
 )
+from tabbench.core.provenance import code_commit
 from tabbench.report.study_description import DESCRIPTION_FILE
+from tabbench.settings.run_config import folder_settings
+from tabbench.study.status import StatusError, study_status
+from tabbench.summary.select import write_selected
 
 #: the default size budget of a published copy (what a repository can carry)
 MAX_BYTES = 30 * 2**20
@@ -130,7 +134,6 @@ def progress(results: PathLike) -> dict:
     """The study's progress now (:func:`tabbench.study.status.study_status`), as the manifest keeps
     it: per model jobs done / running / left and the time left predicted, without the paths of
     the publishing machine; ``{"error": ...}`` if the folder's status cannot be read."""
-    from tabbench.study.status import StatusError, study_status
 
     try:
         status = json.loads(study_status(results).to_json())
@@ -146,9 +149,6 @@ def progress(results: PathLike) -> dict:
 def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dict:
     """Copy the shippable part of ``results`` into ``out`` (module docstring); returns the
     manifest written to ``out/PUBLISHED.json``. ``out`` is replaced as a whole."""
-    from tabbench.core.provenance import code_commit
-    from tabbench.settings.run_config import folder_settings
-    from tabbench.summary.select import write_selected
 
     results, out = Path(results), Path(out)
     files, to_select, left_out = _plan(results)

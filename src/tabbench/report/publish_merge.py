@@ -32,6 +32,8 @@ import yaml
 
 from tabbench.core.io import write_json_atomic
 from tabbench.core.layout import META, SUMMARY, PathLike, ResultsLayout
+from tabbench.core.provenance import code_commit, merged_provenance
+from tabbench.diagnostics.tables import merged, read_diagnostics, write_diagnostics
 from tabbench.report.publish import (
     DESCRIPTION_LEFT_OUT,
     MAX_BYTES,
@@ -39,6 +41,8 @@ from tabbench.report.publish import (
     is_published,
     read_manifest,
 )
+from tabbench.report.results_folder import Redraw, regenerate
+from tabbench.settings.run_config import INVOCATION_KEYS, RECORD_KEYS, with_defaults
 
 #: the manifest keys each source keeps in the merged copy's ``sources``
 SOURCE_KEYS = ("source", "published", "published_by_commit", "status")
@@ -48,7 +52,6 @@ def _settings(copy: Path) -> dict[str, Any]:
     """The copy's settings that change what it holds; a key added since it was made has the
     value it was made with (:func:`tabbench.settings.run_config.with_defaults`), so that a new
     tie rule is not merged into an older copy's unnoticed."""
-    from tabbench.settings.run_config import INVOCATION_KEYS, RECORD_KEYS, with_defaults
 
     path = Path(ResultsLayout(copy).run_config)
     if not path.is_file():
@@ -113,8 +116,6 @@ def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: 
     """Into ``tmp``: second's settings, both copies' selected and runs files, their merged
     provenance (what regenerate keeps of a copy's meta.json: its runs files are not here to
     read again) and their merged diagnostics tables."""
-    from tabbench.core.provenance import merged_provenance
-    from tabbench.diagnostics.tables import merged, read_diagnostics, write_diagnostics
 
     # a newer tabbench writes every key an older one did, and more
     shutil.copy2(ResultsLayout(second).run_config, ResultsLayout(tmp).run_config)
@@ -139,8 +140,6 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
     """Write into ``out`` the published copy of ``first``'s and ``second``'s pairs (module
     docstring); returns its manifest. ``out`` may be ``first`` (extended in place: written
     aside, then swapped); nothing is left behind when it fails."""
-    from tabbench.core.provenance import code_commit
-    from tabbench.report.results_folder import Redraw, regenerate
 
     first, second, out = Path(first), Path(second), Path(out)
     selected = _check(first, second)

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from tabbench.core.layout import (
+    META,
     SUMMARY,
     CachedResult,
     ResultsLayout,
@@ -35,7 +36,10 @@ from tabbench.core.layout import (
     folder_n_splits,
     replay_sidecar,
 )
+from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
+from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.study_description import write_description
+from tabbench.settings.run_config import folder_settings
 from tabbench.summary.aggregate import (
     LARGE_ROWS,
     aggregate_frames,
@@ -43,7 +47,9 @@ from tabbench.summary.aggregate import (
     render_texts,
     write_summary,
 )
+from tabbench.summary.comparisons import ROPE_PERCENT
 from tabbench.summary.select import SELECTED_COLUMNS, select_files
+from tabbench.summary.view import view_from_config
 
 
 def discover(results: str | Path, n_splits: int | None = None) -> list[CachedResult]:
@@ -75,7 +81,6 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     """All selected rows of a results folder (module docstring), selected again with the
     folder's tie rule (config ``epoch_ties``) where needed; also counts of (reused,
     recomputed) pairs."""
-    from tabbench.settings.run_config import folder_settings
 
     select_pair = partial(select_files, epoch_ties=folder_settings(results).epoch_ties)
     pairs = discover(results)
@@ -116,8 +121,6 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw |
     the threshold used. What :func:`regenerate` writes, and what the test of
     docs/reproduction.md recomputes."""
     from tabbench.settings.run_config import folder_settings
-    from tabbench.summary.comparisons import ROPE_PERCENT
-    from tabbench.summary.view import view_from_config
 
     redraw = redraw or Redraw()
     large_rows, rope = redraw.large_rows, redraw.rope
@@ -178,8 +181,6 @@ def _keep_published_provenance(results: str | Path, meta: dict) -> bool:
     and says it is a copy. Returns whether ``results`` is such a copy."""
     import json
 
-    from tabbench.core.layout import META
-    from tabbench.report.publish import is_published, read_manifest
 
     if not is_published(results):
         return False
@@ -201,9 +202,7 @@ def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | Non
 
     A published copy (:mod:`tabbench.report.publish`) ships neither its runs nor its replays but the
     tables computed from them: those are copied and drawn (``diagnostics_from: published``)."""
-    from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
     from tabbench.plots.diagnostics import make_diagnostic_figures
-    from tabbench.report.publish import is_published
 
     mine, theirs = ResultsLayout(out).diagnostics_dir, ResultsLayout(results).diagnostics_dir
     if is_published(results):

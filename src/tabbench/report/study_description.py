@@ -26,7 +26,11 @@ from typing import Any
 
 import pandas as pd
 
+from tabbench.core.io import write_text_atomic
+from tabbench.core.layout import ResultsLayout, read_run_config
+from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.models.registry import model_label, order_models
+from tabbench.summary.claims import reproduction_table
 
 #: the report categories the rules put the results in (workflow/rules/report_helpers.smk)
 FIGURES_CATEGORY = "Figures"
@@ -128,7 +132,6 @@ def _scale(selected: pd.DataFrame, meta: Mapping[str, Any]) -> list[str]:
 
 
 def _claims(claims: pd.DataFrame) -> list[str]:
-    from tabbench.summary.claims import reproduction_table
 
     return ["", "Headline claims", "---------------", "",
             "Each claim of the paper checked on this folder, per model and regime: the median "
@@ -189,9 +192,6 @@ def write_description(results: str | Path, out: str | Path, selected: pd.DataFra
     """Write :func:`describe_study` of ``results`` (its settings) for the summary ``frames`` of
     ``selected``, whose figures are in ``figures_dir``, to ``out``'s summary folder
     (:data:`DESCRIPTION_FILE`), atomically; returns the path."""
-    from tabbench.core.io import write_text_atomic
-    from tabbench.core.layout import ResultsLayout, read_run_config
-    from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
     from tabbench.plots import FIGURE_STEMS
 
     path = Path(ResultsLayout(out).summary(DESCRIPTION_FILE))

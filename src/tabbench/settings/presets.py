@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tabbench.core.nulls import is_null
+from tabbench.models.registry import GROUP, get_models, model_names, paper_epochs
 from tabbench.settings.table import PAPER_LARGE_ROWS
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -145,7 +146,6 @@ def check_registered_names(config: Mapping[str, Any]) -> None:
     """Model names and ``epochs`` keys in ``config`` must be registered ones
     (:mod:`tabbench.models.registry`): the JSON schema cannot list them, since installed
     packages may add models. A clear error names the key and the allowed values."""
-    from tabbench.models.registry import GROUP, model_names, paper_epochs
 
     models = model_names()
     where = f"(registered through the entry-point group {GROUP!r})"
@@ -176,7 +176,6 @@ def trainer_option_keys() -> dict[str, Any]:
     """Config key ``<model>_<option>`` -> :class:`~tabbench.models.registry.TrainerOption` of
     every registered model (e.g. ``mlp_max_one_hot_levels``): the keys a model's registration
     adds to the configuration, which the schema cannot list for installed packages."""
-    from tabbench.models.registry import get_models
 
     return {option.config_key(name): option
             for name, spec in get_models().items() for option in spec.options}
@@ -191,7 +190,6 @@ def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
     ``n_configs`` may be one int for every model or a mapping model -> int; models the mapping
     leaves out take the preset's number (:func:`n_configs_for` reads it).
     """
-    from tabbench.models.registry import paper_epochs
 
     check_registered_names(config)
     name = config.get("preset") or "paper"

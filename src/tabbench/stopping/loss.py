@@ -28,6 +28,7 @@ from tabbench._scores import (
 )
 from tabbench.metrics import ir_ref, stopping_metrics_batched
 from tabbench.metrics._checks import as_labels
+from tabbench.metrics.registry import get_stopping_metric, stopping_metric_ids
 from tabbench.metrics.ts_kernel import (
     Workspace,
     binary_derivative_sums,
@@ -52,7 +53,6 @@ REFINEMENT_KINDS: tuple[str, ...] = ("ts_ref", "ts_ref_brier", "ts_ref_cv5", "ir
 def stopping_kinds() -> tuple[str, ...]:
     """Every accepted ``kind``: the refinement kinds, then the other registered stopping
     metrics in registry order (reading the registry imports no numerical kernel)."""
-    from tabbench.metrics.registry import stopping_metric_ids
 
     return REFINEMENT_KINDS + tuple(m for m in stopping_metric_ids() if m not in REFINEMENT_KINDS)
 
@@ -70,7 +70,6 @@ def check_kind(kind: str) -> str:
 def _registered(kind: str, z: np.ndarray, y: np.ndarray) -> float:
     """A registered stopping metric of one epoch: its float64 reference if it has one, else
     its batched form on one float32 epoch (:class:`tabbench.metrics.StoppingMetric`)."""
-    from tabbench.metrics.registry import get_stopping_metric
 
     metric = get_stopping_metric(kind)
     if metric.reference is not None:

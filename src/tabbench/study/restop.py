@@ -54,8 +54,13 @@ from tabbench.core.layout import (
     restop_artefact,
     restop_sidecar,
 )
-from tabbench.metrics.registry import stopping_metric_ids
+from tabbench.data.dataset import load_split_data
+from tabbench.metrics.losses import log_softmax
+from tabbench.metrics.registry import stopping_metric_ids, stopping_metrics_batched
+from tabbench.models.base import ModelKeepingTrainer, TrainContext
+from tabbench.models.registry import get_trainer
 from tabbench.models.runs_schema import VAL_PREFIX, record_columns, val_column
+from tabbench.settings.run_config import folder_data_dir
 from tabbench.study.restop_store import (
     EXACT_RTOL,
     FLOAT16_RTOL,
@@ -148,8 +153,6 @@ def _compute(table: pa.Table, kept: RestopStore, todo: list[str], data_dir: str 
              threads: int) -> tuple[dict[str, np.ndarray], float, list[str], float]:
     """The new columns (id -> values in the table's row order), the self-check's largest
     relative difference, the kinds kept and the recorded training time."""
-    from tabbench.metrics.losses import log_softmax
-    from tabbench.metrics.registry import stopping_metrics_batched
 
     n = table.num_rows
     columns = {m: np.full(n, np.nan) for m in todo}
@@ -227,7 +230,6 @@ def _first_line(err: BaseException) -> str:
 
 def _split_data(table: pa.Table, data_dir: str | os.PathLike[str], y: np.ndarray) -> Any:
     """The split's data that kept models predict on, checked against the kept labels."""
-    from tabbench.data.dataset import load_split_data
 
     dataset = str(table.column("dataset")[0].as_py())
     split = int(table.column("split")[0].as_py())
@@ -250,8 +252,6 @@ def _config_logits(kept: RestopStore, config: int, n_epochs: int, data: Any, thr
     if kept.configs[config]["kind"] == LOGITS:
         yield from _read(kept, lambda: list(iter_stored_logits(kept, config, CHUNK_EPOCHS)))
         return
-    from tabbench.models.base import ModelKeepingTrainer, TrainContext
-    from tabbench.models.registry import get_trainer
 
     model = str(table.column("model")[0].as_py())
     trainer = get_trainer(model)
@@ -326,7 +326,6 @@ def study_data_dir(results: str | os.PathLike[str]) -> str:
     """The data folder of a results folder's study, as ``tabbench status`` finds it
     (:func:`tabbench.settings.run_config.folder_data_dir`), whether or not it holds the data (a kept
     model's file then says which data is missing)."""
-    from tabbench.settings.run_config import folder_data_dir
 
     return os.fspath(folder_data_dir(results, read_run_config(results)))
 

@@ -48,6 +48,7 @@ from tabbench.core.provenance import read_runs_provenance, to_parquet_metadata
 from tabbench.models.registry import get_model, non_default_options
 from tabbench.models.stacked.plan import SEQUENTIAL
 from tabbench.study import restop_store
+from tabbench.study.parts import job_identity
 
 
 class RetryError(Exception):
@@ -79,7 +80,6 @@ def failed_configs(runs_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 def _identity(runs_path: Path, model: str, dataset: str, split: int,
               settings: Mapping[str, Any]) -> dict[str, Any]:
     """The identity the train job of ``runs_path`` writes (``job.json``)."""
-    from tabbench.study.parts import job_identity
 
     spec = get_model(model)
     options = {o.name: settings.get(o.config_key(model), o.default) for o in spec.options}

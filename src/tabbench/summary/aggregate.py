@@ -23,13 +23,23 @@ from pathlib import Path
 
 import pandas as pd
 
+from tabbench.core.failures import failure_counts, read_failures
 from tabbench.core.frames import read_frames, write_frames
 from tabbench.core.io import read_parquet
+from tabbench.core.layout import runs_splits
 from tabbench.core.provenance import runs_files_provenance
 from tabbench.summary import comparisons as cmp
+from tabbench.summary.claims import (
+    CLAIMS,
+    check_claims,
+    claims_html,
+    claims_markdown,
+    declared_differences,
+)
 from tabbench.summary.curve import choose_curve_run, extract_curve
 from tabbench.summary.markdown import markdown_summary
 from tabbench.summary.methods import BASELINE
+from tabbench.summary.select import SELECTED_COLUMNS
 from tabbench.summary.tables import (
     LARGE_ROWS,
     dataset_means,
@@ -66,7 +76,6 @@ def load_selected(paths: Iterable[str | Path]) -> pd.DataFrame:
     frames = [read_parquet(p) for p in paths]
     frames = [f for f in frames if len(f)]
     if not frames:
-        from tabbench.summary.select import SELECTED_COLUMNS
 
         return pd.DataFrame({c: [] for c in SELECTED_COLUMNS})
     return pd.concat(frames, ignore_index=True)
@@ -79,7 +88,6 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
     Bayesian test's region of practical equivalence in % (config ``rope_percent``); ``view``:
     the baseline, Fig. 5's methods and the declared comparisons (:mod:`tabbench.summary.view`;
     None = the paper's)."""
-    from tabbench.summary.claims import CLAIMS, check_claims, declared_differences
 
     view = view or SummaryView()
     means = dataset_means(selected)
@@ -127,7 +135,6 @@ def render_texts(frames: dict[str, object]) -> dict[str, object]:
     """``summary.md``, ``claims.md`` and ``claims.html`` from the tables and ``meta.json`` of
     ``frames`` (set into it, which is returned): rendered again when ``meta`` changes (a
     published copy takes its failure counts from the study's)."""
-    from tabbench.summary.claims import claims_html, claims_markdown
 
     meta = frames["meta"]
     large, rope, failures = meta["large_rows"], meta["rope_percent"], meta.get("failures")
@@ -141,8 +148,6 @@ def render_texts(frames: dict[str, object]) -> dict[str, object]:
 def folder_failures(selected: pd.DataFrame, runs_dir: str | Path | None) -> dict[str, object]:
     """The failed configs of every split of the (model, dataset)s behind ``selected`` that has a
     runs file (:mod:`tabbench.core.failures`); none without ``runs_dir``."""
-    from tabbench.core.failures import failure_counts, read_failures
-    from tabbench.core.layout import runs_splits
 
     if runs_dir is None or selected.empty:
         return {"configs": 0, "by": []}

@@ -9,13 +9,13 @@ import pandas as pd
 
 from tabbench.core.io import read_parquet
 from tabbench.core.layout import runs_file
+from tabbench.models.registry import get_models
 from tabbench.models.runs_schema import val_column
 
 
 def curve_model_preference() -> tuple[str, ...]:
     """Models in the order preferred for the Fig. 1 analogue: the registered neural networks
     first (a network shows the U shape), then the other registered models."""
-    from tabbench.models.registry import get_models
 
     models = get_models()
     return (tuple(n for n, m in models.items() if m.network)

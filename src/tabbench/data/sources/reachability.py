@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+from tabbench.core.io import write_json_atomic
 from tabbench.data.sources.openml_config import resolve_server
 
 T = TypeVar("T")
@@ -197,7 +198,6 @@ def probe_and_store(
         options=_options_key(server_option, cache_option),
     )
     if state_dir is not None:
-        from tabbench.core.io import write_json_atomic
 
         write_json_atomic(asdict(state), state_path(state_dir))
     return state
