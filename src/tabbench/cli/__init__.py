@@ -13,6 +13,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from tabbench.core.io import UnreadableFileError
+from tabbench.summary.view import ViewError
+
 #: modules exposing ``register(subparsers)``; each adds parsers with ``set_defaults(func=...)``
 #: where ``func(args) -> int`` runs the command.
 COMMAND_MODULES: list[str] = [
@@ -37,9 +40,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from tabbench.core.io import UnreadableFileError
-    from tabbench.summary.view import ViewError
-
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

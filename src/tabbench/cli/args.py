@@ -15,6 +15,7 @@ from typing import Any
 
 from tabbench.core.nulls import is_null
 from tabbench.settings.table import default
+from tabbench.summary.select import EPOCH_TIES
 
 
 def boolean(text: str) -> bool:
@@ -87,8 +88,6 @@ def field_default(cls: type, name: str) -> Any:
 def add_epoch_ties(parser: argparse.ArgumentParser) -> None:
     """``--epoch-ties``: which of tied epochs a selection keeps (config ``epoch_ties``,
     :mod:`tabbench.summary.select`); the commands that select (select, replay) take it alike."""
-    from tabbench.summary.select import EPOCH_TIES
-
     parser.add_argument("--epoch-ties", choices=EPOCH_TIES, default=default("epoch_ties"),
                         help="config epoch_ties: keep the first (default) or the last of tied "
                              "epochs (pytabkit's rule for networks)")

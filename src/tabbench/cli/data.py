@@ -59,6 +59,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 
 def _cmd_probe_openml(args: argparse.Namespace) -> int:
     """One or two lines on stderr (the workflow runs this at its start, in the terminal)."""
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.data.pipeline import OFFLINE_ADVICE
     from tabbench.data.sources.reachability import probe_and_store
 

@@ -20,6 +20,7 @@ from tabbench.study.specs import JobFiles
 
 
 def _replay(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     import pyarrow.parquet as pq
 
     from tabbench.core.gpu import GpuUnavailableError
@@ -42,6 +43,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.diagnostics.tables import diagnose
 
     frames = diagnose(args.results, args.out, args.pairs, args.n_splits, args.jobs)
@@ -50,6 +52,7 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 
 def _figures(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.diagnostics.tables import read_diagnostics
     from tabbench.plots.diagnostics import make_diagnostic_figures
 

@@ -12,6 +12,7 @@ from tabbench.cli.args import positive_int
 
 
 def _restop(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.study.restop import restop_folder
 
     if not Path(args.results, "runs").is_dir():
@@ -24,6 +25,7 @@ def _restop(args: argparse.Namespace) -> int:
 
 
 def _retry_failed(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.study.retry import RetryError, reopen_failed
 
     try:

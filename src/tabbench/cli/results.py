@@ -19,6 +19,7 @@ ROPE_PERCENT = default("rope_percent")
 
 
 def _select(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.summary.select import write_selected
 
     df = write_selected(args.runs, args.out, args.epoch_ties)
@@ -35,6 +36,7 @@ def _view_settings(args: argparse.Namespace) -> dict:
 
 
 def _aggregate(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.summary.aggregate import aggregate
     from tabbench.summary.view import view_from_config
 
@@ -52,6 +54,7 @@ def _figures(args: argparse.Namespace) -> int:
         make_figures(read_summary(args.summary), args.out)
         print(f"figures from {args.summary} -> {args.out}")
         return 0
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.report.results_folder import Redraw, regenerate
 
     redraw = Redraw(args.large_rows, args.rope, _view_settings(args))
@@ -63,6 +66,7 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     import tempfile
 
     from tabbench.report.publish import PublishError, publish
@@ -109,6 +113,7 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
 
 
 def _claims_table(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.core.io import write_text_atomic
     from tabbench.report.page_tables import names_in, page_inputs, regenerate_page
     from tabbench.summary.claims import reproduction_table

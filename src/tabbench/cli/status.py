@@ -11,6 +11,7 @@ from tabbench.cli.args import results_folder
 
 
 def _status(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.study.status import StatusError, render, study_status
 
     try:

@@ -13,6 +13,7 @@ from tabbench.core.gpu import GpuUnavailableError
 from tabbench.core.layout import part_dir
 from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
+from tabbench.models.stacked.plan import parse_members
 from tabbench.settings.table import default
 from tabbench.study.parts import finished_configs
 from tabbench.study.signals import TrainInterrupted, stop_on_signals
@@ -94,8 +95,6 @@ def add_restop_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _members(text: str) -> int | None:
-    from tabbench.models.stacked.plan import parse_members
-
     try:
         return parse_members(text)
     except ValueError as err:

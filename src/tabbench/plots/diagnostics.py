@@ -324,7 +324,7 @@ def regret(tables: dict, out_dir: str | Path) -> dict:
                 empty_panel(ax, f"No {regime} selections in these results")
                 continue
             stoppings = _stoppings(data["stopping"].unique())
-            boxes = box_panel(ax, stoppings, models, models, data, "stopping", col)
+            boxes = box_panel(ax, stoppings, models, models, data, ("stopping", col))
             for b in boxes:
                 b["regime"] = regime
             drawn += boxes
