@@ -3,7 +3,7 @@
     python benchmarks/cost_model_holdout.py --results results --data data
 
 Leave one dataset out: for each model and each dataset with finished jobs, fit
-:func:`tabbench.cost_model.fit_costs` on the model's *other* datasets and predict the summed
+:func:`tabbench.study.cost_model.fit_costs` on the model's *other* datasets and predict the summed
 wall time of that dataset's finished configs (at their epochs), next to the measured one. Prints
 the ratio predicted / measured per dataset and summed per model: what the "time left" of
 ``tabbench status`` can be trusted to, on this folder. Reads only (safe beside a running study).
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from tabbench import cost_model
-from tabbench.status import dataset_sizes
+from tabbench.study import cost_model
+from tabbench.study.status import dataset_sizes
 
 
 def holdout(meas: pd.DataFrame) -> pd.DataFrame:

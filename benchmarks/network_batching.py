@@ -57,7 +57,7 @@ from tabbench.models.registry import get_trainer  # noqa: E402
 from tabbench.models.stacked import loop as stacked_loop  # noqa: E402
 from tabbench.models.stacked.plan import plan_groups  # noqa: E402
 from tabbench.search import sample_config  # noqa: E402
-from tabbench.train_job import train_seed  # noqa: E402
+from tabbench.study.train_job import train_seed  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 #: the module whose build_group makes a model's stacked group
@@ -297,7 +297,7 @@ def gpu_section(args: argparse.Namespace, data: SplitData) -> None:
 
 def end_to_end(args: argparse.Namespace, data: SplitData) -> None:
     """One job, train + the recorder's metrics at every epoch, stacked vs today, wall time."""
-    from tabbench.models.recorder import EpochRecorder
+    from tabbench.models.recorder import EpochRecorder, Labels, RunKey
 
     for model in args.models:
         cfgs = [sample_config(model, c, seed=0, dataset=args.dataset, split=0) for c in range(32)]
@@ -306,10 +306,8 @@ def end_to_end(args: argparse.Namespace, data: SplitData) -> None:
         trainer = get_trainer(model)
 
         def recorder(c: int, model: str = model, cfgs: list = cfgs) -> EpochRecorder:
-            return EpochRecorder(model=model, dataset=args.dataset, split=0, config=c,
-                                 params=cfgs[c], y_val=data.y_val, y_test=data.y_test,
-                                 n_train=len(data.y_train), n_classes=data.n_classes,
-                                 n_epochs=args.e2e_epochs)
+            return EpochRecorder(RunKey(model, args.dataset, 0, c), cfgs[c], Labels.of(data),
+                                 args.e2e_epochs)
 
         t = time.perf_counter()
         for c in range(32):

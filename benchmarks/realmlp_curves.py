@@ -53,7 +53,7 @@ from realmlp_parity import (  # noqa: E402
     reference_classifier,
 )
 
-from tabbench.io import write_json_atomic  # noqa: E402
+from tabbench.core.io import write_json_atomic  # noqa: E402
 from tabbench.models.base import SplitData, TrainContext  # noqa: E402
 from tabbench.models.realmlp import RealMLPTrainer  # noqa: E402
 from tabbench.search.realmlp import DEFAULT_CONFIG  # noqa: E402

@@ -40,7 +40,7 @@ import pandas as pd
 
 from tabbench.models.base import SplitData, TrainContext
 from tabbench.models.mlp import MLPRun, MLPTrainer
-from tabbench.models.recorder import EpochRecorder
+from tabbench.models.recorder import EpochRecorder, Labels, RunKey
 from tabbench.search import get_space, sample_config
 
 #: A mid-range point of Table G.1 (used unless --xgb-config-id picks a random draw instead): the
@@ -81,9 +81,7 @@ def load_bundled(data_dir: str, name: str, seed: int = 0) -> SplitData:
 
 
 def _recorder(model, params, data, n_epochs):
-    return EpochRecorder(model=model, dataset="bench", split=0, config=1, params=params,
-                         y_val=data.y_val, y_test=data.y_test, n_train=len(data.y_train),
-                         n_classes=data.n_classes, n_epochs=n_epochs)
+    return EpochRecorder(RunKey(model, "bench", 0, 1), params, Labels.of(data), n_epochs)
 
 
 class Clock:
@@ -193,8 +191,8 @@ def metric_breakdown(chunk, data) -> dict[str, float]:
     stop = metrics.stopping_metrics_batched(chunk.val_logits, data.y_val)
     out["stopping_metrics_batched"] = (time.perf_counter() - t) / E
     t = time.perf_counter()
-    metrics.test_metrics_batched(chunk.test_logits, data.y_test, stop["beta"], len(data.y_val))
-    out["test_metrics_batched"] = (time.perf_counter() - t) / E
+    metrics.metrics_on_test_batched(chunk.test_logits, data.y_test, stop["beta"], len(data.y_val))
+    out["metrics_on_test_batched"] = (time.perf_counter() - t) / E
     if hasattr(metrics, "fit_temperature_batched"):
         t = time.perf_counter()
         metrics.fit_temperature_batched(chunk.val_logits, data.y_val)

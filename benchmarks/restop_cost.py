@@ -30,12 +30,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from tabbench.core.layout import DataLayout, restop_artefact
 from tabbench.data.pipeline import read_kept
-from tabbench.layout import DataLayout, restop_artefact
-from tabbench.presets import PRESETS, resolve_config
-from tabbench.restop import restop_runs_file
-from tabbench.runs_schema import val_column
-from tabbench.train_job import run_train_job
+from tabbench.models.runs_schema import val_column
+from tabbench.settings.presets import PRESETS, resolve_config
+from tabbench.study.restop import restop_runs_file
+from tabbench.study.specs import Hardware, JobFiles, Keeping, TrainTarget
+from tabbench.study.train_job import run_train_job
 
 
 def _cpu() -> float:
@@ -47,9 +48,9 @@ def _cpu() -> float:
 def _train(model: str, dataset: str, data: DataLayout, out: Path, keep: bool,
            n_configs: int, epochs: dict[str, int], threads: int) -> float:
     t0 = _cpu()
-    run_train_job(model, dataset, 0, data.processed(dataset), data.splits(dataset), out,
-                  n_configs=n_configs, epochs=epochs, seed=0, threads=threads,
-                  keep_for_restop=keep, progress=io.StringIO())
+    run_train_job(TrainTarget(model, dataset, 0, n_configs, epochs, seed=0),
+                  JobFiles(data.processed(dataset), data.splits(dataset), out),
+                  Hardware(threads=threads), Keeping(for_restop=keep), progress=io.StringIO())
     return _cpu() - t0
 
 
@@ -81,9 +82,10 @@ def _float16_differences(model: str, ds: str, data: DataLayout, tmp: Path, n_con
     n_ep = sum(n_epochs_for(model, c, epochs) for c in range(n_configs + 1))
     float32_mb = n_ep * len(split.y_val) * split.n_classes * 4 / 2**20
     out = tmp / "f16" / model / ds / "split0.parquet"
-    run_train_job(model, ds, 0, data.processed(ds), data.splits(ds), out, n_configs=n_configs,
-                  epochs=epochs, seed=0, threads=threads, keep_for_restop=True,
-                  restop_max_mb=float32_mb * 0.9, progress=io.StringIO())
+    run_train_job(TrainTarget(model, ds, 0, n_configs, epochs, seed=0),
+                  JobFiles(data.processed(ds), data.splits(ds), out), Hardware(threads=threads),
+                  Keeping(for_restop=True, restop_max_mb=float32_mb * 0.9),
+                  progress=io.StringIO())
     recorded = pq.read_table(out)
     metrics = [m for m in stopping_metric_ids() if m != "logloss"]  # the self-check's own
     pq.write_table(recorded.drop([val_column(m) for m in metrics]), out)
@@ -106,9 +108,9 @@ def _plan_study(data: DataLayout, datasets: list[str], n_configs: dict[str, int]
     before training): exact for logits, a bound for boosters. Split 0's sizes stand for
     every split (the splits' sizes differ by a row at most)."""
     from tabbench.data.dataset import load_split_data
-    from tabbench.kept import plan_keep
     from tabbench.models.registry import get_trainer
-    from tabbench.train_job import config_plan
+    from tabbench.study.restop_store import plan_keep
+    from tabbench.study.train_job import config_plan
 
     print(f"planned keeping, {n_splits} splits, restop_max_mb {max_mb:g} "
           "(models: a bound; logits: exact):")
@@ -117,7 +119,7 @@ def _plan_study(data: DataLayout, datasets: list[str], n_configs: dict[str, int]
         trainer = get_trainer(model)
         total, kinds = 0, {}
         for ds, split in splits.items():
-            plan = config_plan(model, ds, 0, n, epochs, seed=0)
+            plan = config_plan(TrainTarget(model, ds, 0, n, epochs, seed=0))
             keep = plan_keep(True, max_mb, trainer, plan, split)
             kind = f"{keep.kind} {keep.dtype or ''}".strip() if keep.keeps else "nothing"
             kinds.setdefault(kind, []).append(ds)

@@ -3,7 +3,7 @@
     python benchmarks/study_cost.py --results results             # fit on a results folder
     python benchmarks/study_cost.py --results results --cores 32 --gpus 4
 
-Steps 1 and 2 are :mod:`tabbench.cost_model`'s (``tabbench status`` fits the same model to
+Steps 1 and 2 are :mod:`tabbench.study.cost_model`'s (``tabbench status`` fits the same model to
 predict a study's time left); this script adds the features from the manifests and step 3.
 
 1. **Measure.** Every finished job of ``--results`` gives, per config, its epochs, its training
@@ -42,10 +42,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tabbench import cost_model
-from tabbench.cost_model import design, fit_costs, k_eff
 from tabbench.models.registry import get_model, is_network, model_names, paper_epochs
-from tabbench.presets import PRESETS
+from tabbench.settings.presets import PRESETS
+from tabbench.study import cost_model
+from tabbench.study.cost_model import design, fit_costs, k_eff
 
 
 def epochs_of(model: str, regime: str) -> int:
@@ -57,7 +57,8 @@ REPO = Path(__file__).resolve().parents[1]
 YE_MANIFEST = REPO / "src" / "tabbench" / "data" / "ye2024_classification.csv"
 BUNDLED_MANIFEST = REPO / "data" / "demo" / "MANIFEST.csv"
 PAPER_HOURS = 40.0
-#: the paper preset's protocol (tabbench.presets; 64 % of the rows train: 20 % test, then 20 %
+#: the paper preset's protocol (tabbench.settings.presets; 64 % of the rows train: 20 % test, then
+#: 20 %
 #: of the rest validation, docs/design.md §3)
 PAPER = {"n_splits": PRESETS["paper"]["n_splits"], "n_configs": PRESETS["paper"]["n_configs"],
          "max_rows": PRESETS["paper"]["max_rows"], "train_fraction": 0.8 * 0.8}
@@ -87,7 +88,8 @@ def feature_counts() -> dict[str, int]:
 
 
 def measurements(results: Path) -> pd.DataFrame:
-    """:func:`tabbench.cost_model.measurements` of ``results``, features from the manifests."""
+    """:func:`tabbench.study.cost_model.measurements` of ``results``, features from the
+    manifests."""
     out = cost_model.measurements(results, feature_counts())
     if out.empty:
         raise SystemExit(f"no runs files under {results}/runs")

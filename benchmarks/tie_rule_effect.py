@@ -7,8 +7,9 @@ library), on the complete pairs of a results folder that still has its runs file
 Prints, per (model, regime, stopping metric), how many selections the rule moves (and how far,
 in epochs), then the test logloss after TS of each method against Logloss+TS under both rules,
 per subset of datasets: median, wins/ties/losses and the Bayesian signed-rank probabilities,
-the summary's own rows (``tabbench.aggregate``, computed once per rule),
-and the verdicts of the paper's claims on stopping epochs (Fig. G.5: ``tabbench.claims``, the
+the summary's own rows (``tabbench.summary.aggregate``, computed once per rule),
+and the verdicts of the paper's claims on stopping epochs (Fig. G.5: ``tabbench.summary.claims``,
+the
 claims table's own rule) under both rules. Reads only (safe beside a running study).
 """
 
@@ -20,9 +21,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tabbench.results_folder import discover
-from tabbench.select import EPOCH_TIES, read_records, select_table
-from tabbench.summary_tables import LARGE_ROWS
+from tabbench.report.results_folder import discover
+from tabbench.summary.select import EPOCH_TIES, read_records, select_table
+from tabbench.summary.tables import LARGE_ROWS
 
 METHODS = ("TS-Ref.+TS", "Accuracy+TS", "Brier+TS")
 
@@ -57,9 +58,10 @@ def moved(sel: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def summaries(sel: dict[str, pd.DataFrame], large_rows: int) -> dict[str, dict]:
-    """The summary frames (``tabbench.aggregate.aggregate_frames``: summary, claims...) of each
+    """The summary frames (``tabbench.summary.aggregate.aggregate_frames``: summary, claims...) of
+    each
     rule's selection, computed once and read by :func:`headline` and :func:`epoch_claims`."""
-    from tabbench.aggregate import aggregate_frames
+    from tabbench.summary.aggregate import aggregate_frames
 
     return {ties: aggregate_frames(s, None, large_rows) for ties, s in sel.items()}
 

@@ -13,7 +13,7 @@ regression on the logits = matrix scaling, more parameters, hence its lower NLL)
 each to ours; and the NLL each reaches relative to ours (equal loss = same optimum).
 Part 2 prints the per-epoch cost of
 ``stopping_metrics_batched`` (all 8 stopping metrics incl. 6 TS fits and isotonic) and
-``test_metrics_batched`` at recorder-like sizes, against one probmetrics TS fit.
+``metrics_on_test_batched`` at recorder-like sizes, against one probmetrics TS fit.
 All numbers are CPU seconds measured in this run (see ``seconds_per_call``).
 """
 
@@ -112,12 +112,12 @@ def part2(shapes, min_time: float) -> None:
     for n_epochs, n, k in shapes:
         z, y = logits(n, k, n_epochs=n_epochs, seed=2)
         t_stop, out = seconds_per_call(partial(M.stopping_metrics_batched, z, y), min_time, 3)
-        test_call = partial(M.test_metrics_batched, z, y, out["beta"], n)
+        test_call = partial(M.metrics_on_test_batched, z, y, out["beta"], n)
         t_test, _ = seconds_per_call(test_call, min_time, 3)
         z1 = z[n_epochs // 2]
         line = (
             f"E={n_epochs} N={n} K={k}: stopping_metrics_batched {t_stop / n_epochs * 1e3:.2f} "
-            f"ms/epoch, test_metrics_batched {t_test / n_epochs * 1e3:.2f} ms/epoch"
+            f"ms/epoch, metrics_on_test_batched {t_test / n_epochs * 1e3:.2f} ms/epoch"
         )
         if impl.probmetrics_available():
             t_pm, _ = seconds_per_call(partial(impl.fit_probmetrics, z1, y), min_time)

@@ -47,7 +47,7 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from tabbench.io import atomic_path  # noqa: E402
+from tabbench.core.io import atomic_path  # noqa: E402
 
 OUT_DIR = REPO / "data" / "demo"
 YE_CSV = REPO / "src" / "tabbench" / "data" / "ye2024_classification.csv"

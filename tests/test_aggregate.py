@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tabbench.aggregate import aggregate, aggregate_frames, read_summary
-from tabbench.methods import BASELINE, method_names
-from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
-from tabbench.summary_tables import (
+from tabbench.summary.aggregate import aggregate, aggregate_frames, read_summary
+from tabbench.summary.methods import BASELINE, method_names
+from tabbench.summary.select import SELECTED_COLUMNS, TEST_COLUMNS
+from tabbench.summary.tables import (
     dataset_means,
     dropped_splits,
     mean_best_epochs,

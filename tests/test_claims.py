@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tabbench.claims import (
+from tabbench.summary.claims import (
     ALPHA,
     CLAIM_COLUMNS,
     CLAIMS,
@@ -22,8 +22,8 @@ from tabbench.claims import (
     claims_markdown,
     verdict,
 )
-from tabbench.comparisons import Posterior, bayesian_signed_rank
-from tabbench.select import TEST_COLUMNS
+from tabbench.summary.comparisons import Posterior, bayesian_signed_rank
+from tabbench.summary.select import TEST_COLUMNS
 
 HIGH, LOW = PROB, 1 - PROB
 
@@ -75,7 +75,7 @@ def test_unknown_kind_is_an_error():
 
 def test_a_no_worse_claim_does_not_pass_on_a_small_median_with_only_ties_and_losses():
     """The case that motivated the Bayesian rule: median +0.22 %, 0 wins, 3 ties, 3 losses
-    passed the old |median| <= 1 % rule; the posterior does not support "no worse"."""
+    passes a |median| <= 1 % rule; the posterior does not support "no worse"."""
     rel = np.array([0.0, 0.0, 0.0, 0.44, 2.0, 3.0])
     assert np.median(rel) == pytest.approx(0.22)
     assert verdict("no_worse", Evidence(len(rel), posterior=bayesian_signed_rank(rel))) != (
@@ -260,7 +260,7 @@ def test_a_claim_on_split_points_still_needs_five_datasets():
     assert two["p_worse"] > 0.95 and two["verdict"] == INCONCLUSIVE
     five = _row(check_claims(rows(5), large_rows=10_000), "accuracy_stops_late")
     assert (five["n"], five["n_datasets"], five["verdict"]) == (25, 5, REPRODUCED)
-    from tabbench.claims import reproduction_table
+    from tabbench.summary.claims import reproduction_table
 
     line = next(x for x in reproduction_table(check_claims(rows(2), large_rows=10_000))
                 .splitlines() if "Accuracy stops late" in x)
@@ -303,7 +303,7 @@ def test_best_ranked_claim_uses_the_mean_ranks_of_the_stopping_methods():
 
 
 def test_every_claim_has_a_known_kind_unit_and_subset():
-    from tabbench.claims import KINDS
+    from tabbench.summary.claims import KINDS
 
     assert len({c.id for c in CLAIMS}) == len(CLAIMS)
     for c in CLAIMS:
@@ -356,7 +356,7 @@ def test_a_claim_compares_only_the_splits_both_methods_have():
 
 
 def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regime():
-    from tabbench.claims import reproduction_table
+    from tabbench.summary.claims import reproduction_table
 
     ts_ref = [1 - k / 100 for k in range(2, 10)]
     means = means_frame({("xgboost", "default", "logloss"): BASE,
@@ -374,10 +374,9 @@ def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regim
 
 
 def test_a_cell_without_the_datasets_it_needs_says_so():
-    from tabbench.claims import reproduction_table
-
     # small datasets only: every large-dataset claim has none, the ranks cannot be drawn
     from tabbench.metrics.registry import stopping_metric_ids
+    from tabbench.summary.claims import reproduction_table
 
     ts_ref = [1 - k / 100 for k in range(2, 10)]
     values = {("xgboost", "default", m): BASE for m in stopping_metric_ids()}

@@ -1,4 +1,5 @@
-"""tabbench.comparisons: the one pairing of splits, relative differences and statistics that the
+"""tabbench.summary.comparisons: the one pairing of splits, relative differences and statistics
+that the
 summary, the claims and the diagnostics share, on hand-built numbers."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy.stats import rankdata
 
-from tabbench import comparisons as cmp
+from tabbench.summary import comparisons as cmp
 
 
 def test_relative_difference_and_clipping():

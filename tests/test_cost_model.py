@@ -1,4 +1,4 @@
-"""tabbench.cost_model: the train log parser reads what a train job writes, and the log-linear
+"""tabbench.study.cost_model: the train log parser reads what a train job writes, and the log-linear
 fit recovers known costs (shared by tabbench status and benchmarks/study_cost.py)."""
 
 import io
@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import train_job
 
-from tabbench import cost_model
-from tabbench.train_job import run_train_job
+from tabbench.study import cost_model
 
 
 def test_parse_hms():
@@ -31,13 +31,13 @@ def test_config_walls_from_progress_lines(tmp_path):
 
 
 def test_config_walls_read_a_real_train_log(tmp_path):
-    """The parser and the writer (tabbench.train_job's progress lines) agree: every config of
+    """The parser and the writer (tabbench.study.train_job's progress lines) agree: every config of
     a finished job has a wall, and they add up to the job's last "elapsed"."""
     processed, splits = write_processed_toy(tmp_path / "data", n=900, n_classes=2)
     log = io.StringIO()
-    run_train_job("xgboost", "toy", 0, processed, splits, tmp_path / "split0.parquet",
-                  n_configs=2, epochs={"xgboost_default": 20, "xgboost_tuned": 30}, seed=0,
-                  progress=log)
+    train_job("xgboost", "toy", 0, processed, splits, tmp_path / "split0.parquet",
+              n_configs=2, epochs={"xgboost_default": 20, "xgboost_tuned": 30}, seed=0,
+              progress=log)
     path = tmp_path / "split0.log"
     path.write_text(log.getvalue())
     walls = cost_model.config_walls(path)

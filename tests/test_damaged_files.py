@@ -1,5 +1,5 @@
 """A damaged runs, selected or summary file ends ``select``, ``aggregate`` and ``figures`` with
-one line naming the file and how to rebuild it (issue 22, item 8), not a pyarrow traceback.
+one line naming the file and how to rebuild it, not a pyarrow traceback.
 
 Damage: fixtures/damaged.py; a corrupt page behind an intact footer is tested where the data
 are read (selection), the other damage wherever a file is opened.
@@ -14,7 +14,7 @@ from fixtures.damaged import FOOTER_DAMAGE, damage
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.cli import main as cli_main
-from tabbench.layout import ResultsLayout
+from tabbench.core.layout import ResultsLayout
 
 MODEL = "xgboost"
 DATASETS = (SyntheticDataset("kc1", 2_109, 2), SyntheticDataset("credit-g", 1_000, 2))

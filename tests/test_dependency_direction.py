@@ -1,27 +1,23 @@
-"""Import direction inside the library, checked on the source (issue 12, item 5).
+"""Import direction inside the library, checked on the source.
 
+- the packages stand in layers (docs/design.md §2, :data:`LAYERS`): a module imports only
+  modules of its own package and of lower layers, so the import graph with packages as nodes
+  has no cycle and no edge running back up; every package says in a docstring what it is for,
+  and few modules stand directly in ``src/tabbench/``;
 - ``tabbench.data`` imports nothing from ``tabbench.models`` (trainers consume data; data does
-  not know trainers);
-- ``tabbench.models`` imports nothing from ``tabbench.search`` (a search space may import its
-  model's torch-free config module, never the reverse);
+  not know trainers), ``tabbench.models`` nothing from ``tabbench.search`` (a search space may
+  import its model's torch-free config module, never the reverse);
 - no module imports another module's private (``_``-prefixed) name: what two modules share is
-  public where it lives (e.g. ``metrics.folds.cv_folds`` for the reference and the fast path).
+  public where it lives (e.g. ``metrics.folds.cv_folds`` for the reference and the fast path);
+- no import cycle among the modules, and no library module imports ``tabbench.cli`` (the CLI
+  parses text into the library's arguments, so it may import the library, never the reverse).
 
 And reading the registries, sampling an XGBoost config and building its trainer or the CLI
 import neither PyTorch nor a model library (the workflow reads the registries when it parses).
 
-Layering (issue 22, item 5):
-
-- no import cycle among the modules of ``src/tabbench``;
-- no library module imports ``tabbench.cli``: the CLI layer parses text into the library's
-  arguments, so it may import the library, never the reverse.
-
-The rule the cycle test enforces: **every** ``import`` statement counts, at module level or
-inside a function. A function-local import only postpones a cycle to the first call; the two
-modules still cannot be understood, tested or moved one without the other, and two of the
-cycles this test was written against ran through function-local imports
-(``reachability.probe_and_store`` → ``openml``, ``runs_schema.val_columns`` →
-``metrics.registry``). Not counted: the implicit import of a parent package (importing
+Every ``import`` statement counts, at module level or inside a function: a function-local import
+only postpones a cycle to the first call; the two modules still cannot be understood, tested or
+moved one without the other. Not counted: the implicit import of a parent package (importing
 ``tabbench.metrics.batched`` runs ``tabbench/metrics/__init__.py``; a package re-exporting its
 submodules would otherwise be in a cycle with each of them) and imports by name at run time
 (``importlib.import_module`` in the lazy re-exports and the entry-point registries), which are
@@ -245,3 +241,84 @@ def test_no_library_module_imports_the_cli():
 
 def _in_cli(module: str) -> bool:
     return module == "tabbench.cli" or module.startswith("tabbench.cli.")
+
+
+# --- the layers -------------------------------------------------------------------------------
+
+#: the library's packages (and the modules directly in it), bottom first: a module may import
+#: only its own package's modules and those of lower layers (docs/design.md §2)
+LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
+    {"_scores", "core"},
+    {"metrics", "data"},
+    {"models", "calibration", "stopping"},
+    {"search", "settings", "torch"},
+    {"summary"},
+    {"study"},
+    {"diagnostics"},
+    {"plots"},
+    {"report"},
+    {"cli"},
+))
+#: at most this many modules directly in src/tabbench/ besides the packages
+MAX_TOP_MODULES = 8
+
+
+def _node(module: str) -> str:
+    """The package (or top-level module) a module of ``tabbench`` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _layer_of(node: str) -> int:
+    for i, layer in enumerate(LAYERS):
+        if node in layer:
+            return i
+    raise AssertionError(f"tabbench.{node} is in no layer: add it to LAYERS (and to "
+                         "docs/design.md §2)")
+
+
+def _upward_imports(graph: Mapping[str, Mapping[str, list[int]]]) -> list[str]:
+    """Every import of a module from a package of the same or a higher layer (other than its
+    own package)."""
+    bad = []
+    for module, targets in sorted(graph.items()):
+        here = _node(module)
+        if not here:
+            continue
+        for target, lines in sorted(targets.items()):
+            there = _node(target)
+            if there and there != here and _layer_of(there) >= _layer_of(here):
+                bad.append(f"{module} (layer {_layer_of(here)}) imports {target} (layer "
+                           f"{_layer_of(there)}), line {', '.join(map(str, lines))}")
+    return bad
+
+
+def test_every_package_has_a_layer_and_a_docstring():
+    nodes = {p.stem if p.is_file() else p.name for p in SRC.iterdir()
+             if (p.is_file() and p.suffix == ".py" and p.name != "__init__.py")
+             or (p.is_dir() and (p / "__init__.py").exists())}
+    for node in sorted(nodes):
+        _layer_of(node)
+    for init in sorted(SRC.rglob("__init__.py")):
+        tree = ast.parse(init.read_text())
+        assert ast.get_docstring(tree), f"{init.relative_to(SRC)} has no docstring"
+
+
+def test_imports_run_down_the_layers_only():
+    bad = _upward_imports(_import_graph())
+    assert bad == [], "imports against the layer order:\n" + "\n".join(bad)
+
+
+def test_the_layer_check_finds_an_import_up_or_across():
+    graph = {"tabbench.core.io": {"tabbench.summary.select": [3]},
+             "tabbench.search.space": {"tabbench.settings.table": [5],
+                                       "tabbench.core.io": [6]},
+             "tabbench.cli.x": {"tabbench.report.y": [1]}}
+    assert _upward_imports(graph) == [
+        "tabbench.core.io (layer 0) imports tabbench.summary.select (layer 4), line 3",
+        "tabbench.search.space (layer 3) imports tabbench.settings.table (layer 3), line 5"]
+
+
+def test_few_modules_directly_in_the_package():
+    top = sorted(p.name for p in SRC.glob("*.py") if p.name != "__init__.py")
+    assert len(top) <= MAX_TOP_MODULES, top

@@ -27,7 +27,7 @@ from tabbench.data.manifest import demo_manifest, ye2024_manifest
 from tabbench.data.sources import bundled
 from tabbench.data.sources.options import SourceOptions
 from tabbench.models.registry import paper_epochs
-from tabbench.presets import PRESETS
+from tabbench.settings.presets import PRESETS
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo"

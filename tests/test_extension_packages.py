@@ -37,17 +37,17 @@ from fixtures.plugin_dists import (
     install_example_plugin,
 )
 
-from tabbench.aggregate import aggregate_frames
-from tabbench.methods import method_names
 from tabbench.metrics.registry import (
     get_stopping_metric,
     stopping_metrics,
     stopping_metrics_batched,
 )
 from tabbench.models.base import EpochChunk
-from tabbench.models.recorder import EpochRecorder, check_records
-from tabbench.runs_schema import record_columns, val_column
-from tabbench.select import select_table
+from tabbench.models.recorder import EpochRecorder, Labels, RunKey, check_records
+from tabbench.models.runs_schema import record_columns, val_column
+from tabbench.summary.aggregate import aggregate_frames
+from tabbench.summary.methods import method_names
+from tabbench.summary.select import select_table
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,8 +87,8 @@ def test_the_metric_is_a_column_of_every_record_and_selected_on(metric_site):
     for config in (0, 1):
         val, y_val = _logits(rng, 5, 200, 2)
         test, y_test = _logits(rng, 5, 150, 2)
-        rec = EpochRecorder(model="mlp", dataset="toy", split=0, config=config, params={},
-                            y_val=y_val, y_test=y_test, n_train=500, n_classes=2, n_epochs=5)
+        rec = EpochRecorder(RunKey("mlp", "toy", 0, config), {},
+                            Labels(y_val, y_test, n_train=500, n_classes=2), 5)
         rec.add(EpochChunk(1, val, test, np.arange(1.0, 6.0)))
         frames.append(rec.frame())
     runs = pd.concat(frames, ignore_index=True)
@@ -104,13 +104,14 @@ def test_the_metric_is_a_column_of_every_record_and_selected_on(metric_site):
 
 
 def test_runs_written_before_the_metric_was_installed_are_still_selected(site, caplog):
-    """Installing a metric package must not break cached results: the old runs files lack its
-    column, selection goes on with the others and says why the new one is missing."""
+    """Installing a metric package must not break cached results: runs files written without
+    it lack its column, selection goes on with the others and says why the new one is
+    missing."""
     rng = np.random.default_rng(2)
     val, y_val = _logits(rng, 3, 100, 2)
     test, y_test = _logits(rng, 3, 100, 2)
-    rec = EpochRecorder(model="mlp", dataset="toy", split=0, config=0, params={}, y_val=y_val,
-                        y_test=y_test, n_train=300, n_classes=2, n_epochs=3)
+    rec = EpochRecorder(RunKey("mlp", "toy", 0, 0), {},
+                        Labels(y_val, y_test, n_train=300, n_classes=2), 3)
     rec.add(EpochChunk(1, val, test, np.arange(1.0, 4.0)))
     old = rec.frame()
     install_example_plugin(site, [METRIC_GROUP])
@@ -124,10 +125,11 @@ def test_runs_written_before_the_metric_was_installed_are_still_selected(site, c
 
 
 def test_the_model_trains_samples_and_validates_through_its_registration(model_site, tmp_path):
+    from fixtures.jobs import train_job
+
     from tabbench.models.registry import epochs_key, get_model, get_trainer, paper_epochs
-    from tabbench.presets import resolve_config
     from tabbench.search import sample_config
-    from tabbench.train_job import run_train_job
+    from tabbench.settings.presets import resolve_config
 
     assert get_model(MODEL_NAME).label == "Toy" and not get_model(MODEL_NAME).network
     assert get_trainer(MODEL_NAME).scale == 1.0
@@ -157,9 +159,9 @@ def test_the_model_trains_samples_and_validates_through_its_registration(model_s
 
     processed, splits = write_dataset(tmp_path / "data", n=300)
     out = tmp_path / "runs" / "split0.parquet"
-    runs = run_train_job(MODEL_NAME, "toy", 0, processed, splits, out, n_configs=1,
-                         epochs={MODEL_NAME: 3}, seed=0, trainer_options={"scale": 2.0},
-                         progress=io.StringIO())
+    runs = train_job(MODEL_NAME, "toy", 0, processed, splits, out, n_configs=1,
+                     epochs={MODEL_NAME: 3}, seed=0, trainer_options={"scale": 2.0},
+                     progress=io.StringIO())
     check_records(runs, {0: 3, 1: 3})
     assert set(runs["model"]) == {MODEL_NAME}
     assert json.loads((tmp_path / "runs" / "split0.failures.json").read_text()) == []

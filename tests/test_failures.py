@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from tabbench.aggregate import folder_failures
-from tabbench.claims import claims_markdown
-from tabbench.failures import failures_markdown, read_failures
-from tabbench.layout import ResultsLayout
+from tabbench.core.failures import failures_markdown, read_failures
+from tabbench.core.layout import ResultsLayout
+from tabbench.summary.aggregate import folder_failures
+from tabbench.summary.claims import claims_markdown
 
 
 def _sidecar(layout: ResultsLayout, model: str, dataset: str, split: int, failures: list) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tabbench.gpu import (
+from tabbench.core.gpu import (
     GpuUnavailableError,
     acquire_device,
     claim_gpu,
@@ -183,7 +183,7 @@ def test_timeout_error_names_the_remedy(tmp_path: Path) -> None:
 
 def test_no_device_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(GpuUnavailableError, match="no CUDA device"):
-        with claim_gpu(n_devices=0, lock_dir=tmp_path):
+        with claim_gpu(n_devices=0, lock_dir=tmp_path, timeout=0):
             pass
 
 
@@ -229,7 +229,7 @@ def test_hidden_gpus_are_an_error(value, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
     assert visible_devices() == []
     with pytest.raises(GpuUnavailableError, match="hides every GPU"):
-        with claim_gpu(lock_dir=tmp_path):
+        with claim_gpu(lock_dir=tmp_path, timeout=0):
             pass
 
 
@@ -250,7 +250,7 @@ def test_pinned_cuda_index_is_kept() -> None:
 
 
 def test_cpu_fallback_logs_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="tabbench.gpu"):
+    with caplog.at_level(logging.WARNING, logger="tabbench.core.gpu"):
         dev = resolve_device("cuda", allow_cpu_fallback=True, cuda_available=lambda: False)
     assert dev == "cpu"
     assert any(
@@ -283,10 +283,11 @@ def test_real_torch_on_this_machine_is_consistent() -> None:
 
 
 def test_acquire_device_cpu_and_fallback(tmp_path: Path) -> None:
-    with acquire_device("cpu", allow_cpu_fallback=False, lock_dir=tmp_path) as dev:
+    with acquire_device("cpu", allow_cpu_fallback=False, lock_dir=tmp_path, timeout=0) as dev:
         assert dev == "cpu"
     import torch
 
     if not torch.cuda.is_available():
-        with acquire_device("cuda", allow_cpu_fallback=True, lock_dir=tmp_path) as dev:
+        with acquire_device("cuda", allow_cpu_fallback=True, lock_dir=tmp_path,
+                            timeout=0) as dev:
             assert dev == "cpu"

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from fixtures.damaged import FOOTER_DAMAGE, damage
 
-from tabbench.io import (
+from tabbench.core.io import (
     UnreadableFileError,
     atomic_path,
     check_parquet,

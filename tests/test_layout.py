@@ -1,7 +1,7 @@
-"""tabbench.layout: the paths of every artefact, and the one rule for complete cached results.
+"""tabbench.core.layout: the paths of every artefact, and the one rule for complete cached results.
 
-The path strings are pinned literally: a results folder written before the layout module
-existed (a multi-hour study) must stay valid, so the layout may not drift by a character.
+The path strings are pinned literally: every results folder the workflow wrote (a multi-hour
+study) must stay valid, so the layout may not drift by a character.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tabbench.layout import (
+from tabbench.core.layout import (
     DataLayout,
     ResultsLayout,
     complete_results,
@@ -98,7 +98,7 @@ def folder(tmp_path) -> Path:
     _touch(Path(r.runs("xgboost", "partial", 0)))  # split 1 missing: a training in progress
     Path(r.part("xgboost", "partial", 1)).mkdir(parents=True)
     _touch(Path(r.selected("realmlp", "shipped")))  # a folder shipped without runs/
-    _touch(Path(r.runs("mlp", "redone", 1)))  # runs being redone, a selection from before
+    _touch(Path(r.runs("mlp", "redone", 1)))  # runs being redone, an older selection
     _touch(Path(r.selected("mlp", "redone")))
     Path(r.failures("xgboost", "full", 0)).write_text("[]")
     return tmp_path
@@ -137,7 +137,7 @@ def test_empty_or_absent_folder(tmp_path):
 
 
 def test_runs_files_and_part_files_are_named_and_parsed_in_one_place(tmp_path):
-    from tabbench.layout import (
+    from tabbench.core.layout import (
         PART_IDENTITY,
         ResultsLayout,
         parse_runs_file,
@@ -167,7 +167,7 @@ def test_runs_files_and_part_files_are_named_and_parsed_in_one_place(tmp_path):
     assert part_records(parts, 7).name == "config7.parquet"
     assert part_failure(parts, 7).name == "config7.failure.json"
 
-    from tabbench.layout import part_folders, runs_files_by_pair
+    from tabbench.core.layout import part_folders, runs_files_by_pair
 
     Path(layout.part("mlp", "adult", 5)).touch()  # not a folder: no job's part folder
     assert part_folders(tmp_path) == {("mlp", "adult", 4): parts}

@@ -1,4 +1,5 @@
-"""A page's generated tables (tabbench.page_tables): each is rewritten between its own markers
+"""A page's generated tables (tabbench.report.page_tables): each is rewritten between its own
+markers
 and nothing else of the page changes; a marker the code does not know, or a page without any,
 is an error; the tables say what the frames hold (docs/reproduction.md's drift test,
 tests/test_reproduction_page.py, runs them on the shipped study)."""
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tabbench.page_tables import (
+from tabbench.report.page_tables import (
     PageInputs,
     baseline_table,
     complete_pairs_table,
@@ -117,7 +118,7 @@ def test_regenerating_a_page_fills_every_table_it_holds_from_the_inputs():
 def test_the_ranks_table_gives_each_methods_mean_rank_and_the_critical_difference():
     """summary.md's ranks table (summary_markdown.rank_table_lines) with the figures' model
     names and order: one row per (model, regime), the ranked methods in figure order."""
-    from tabbench.page_tables import ranks_table
+    from tabbench.report.page_tables import ranks_table
 
     def row(model, regime, method, rank, n=6, cd=2.5, subset="all"):
         return {"subset": subset, "model": model, "regime": regime, "metric": "logloss",
@@ -136,7 +137,7 @@ def test_the_ranks_table_gives_each_methods_mean_rank_and_the_critical_differenc
 
 
 def test_the_regret_table_gives_each_stopping_metrics_median_regret_on_logloss_after_ts():
-    from tabbench.page_tables import regret_table
+    from tabbench.report.page_tables import regret_table
 
     def row(stopping, median, target="logloss_ts", kind="regret"):
         return {"model": "mlp", "regime": "tuned", "stopping": stopping, "target": target,
@@ -153,7 +154,7 @@ def test_the_regret_table_gives_each_stopping_metrics_median_regret_on_logloss_a
 
 
 def test_the_progress_table_is_the_status_recorded_when_the_copy_was_published():
-    from tabbench.page_tables import progress_table
+    from tabbench.report.page_tables import progress_table
 
     def model(name, done, running, left, seconds):
         return {"model": name, "planned": done + running + left, "done": done,
@@ -175,7 +176,7 @@ def test_the_progress_table_is_the_status_recorded_when_the_copy_was_published()
 
 
 def test_a_page_with_the_first_versions_claims_markers_is_rewritten_in_place():
-    from tabbench.page_tables import LEGACY_MARKERS
+    from tabbench.report.page_tables import LEGACY_MARKERS
 
     begin, end = LEGACY_MARKERS["claims"]
     page = f"intro\n{begin}\n| old |\n{end}\n" + _page("ranks")
@@ -188,7 +189,7 @@ def _headline_selected(gain_percent: float, n_datasets: int = 6) -> pd.DataFrame
     """Selected rows of one model (default config) on ``n_datasets`` large datasets where
     TS-Ref. stopping's test logloss after TS is ``gain_percent`` % below logloss stopping's
     (with a small spread, as real datasets have)."""
-    from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
+    from tabbench.summary.select import SELECTED_COLUMNS, TEST_COLUMNS
 
     rows = []
     for i in range(n_datasets):
@@ -210,7 +211,7 @@ def test_the_rope_table_judges_the_headline_again_at_each_rope():
     """A gain of about 0.5 % on 6 datasets is a reproduced "better" within a ±0.1 % ROPE and a
     practical equivalence (not reproduced) within ±1 %: the table shows both, the folder's own
     ROPE marked, with the claims table's own verdicts."""
-    from tabbench.page_tables import rope_table
+    from tabbench.report.page_tables import rope_table
 
     lines = rope_table(_headline_selected(0.5), 10_000, rope=1.0).splitlines()
     assert lines[0] == ("| model | regime | n | median | ROPE ±0.1 % | ROPE ±0.5 % | "

@@ -2,7 +2,7 @@
 
 The figure functions return the numbers read back from the matplotlib artists (scatter offsets,
 box and whisker line coordinates, curve data); these are compared with the tables written by
-:mod:`tabbench.aggregate` — the same files the Snakemake plot rule reads.
+:mod:`tabbench.summary.aggregate` — the same files the Snakemake plot rule reads.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 
-from tabbench.aggregate import aggregate, aggregate_frames, read_summary
 from tabbench.plots import FIGURE_STEMS, figure_files, figure_function, make_figures
-from tabbench.results_folder import collect_selected
-from tabbench.select import write_selected
+from tabbench.report.results_folder import collect_selected
+from tabbench.summary.aggregate import aggregate, aggregate_frames, read_summary
+from tabbench.summary.select import write_selected
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = ("xgboost", "mlp", "realmlp")
@@ -94,7 +94,7 @@ def test_a_box_is_drawn_only_over_enough_points(tmp_path):
                          for i, v in enumerate(vals)])
     fig, ax = plt.subplots()
     few_box, many_box = box_panel(ax, ["few", "many"], ["xgboost"], ["xgboost"], data,
-                                  "group", "v")
+                                  ("group", "v"))
     assert not few_box["box"] and few_box["median"] == pytest.approx(np.median(few))
     assert many_box["box"] and many_box["q25"] < many_box["median"] < many_box["q75"]
     boxes = [p for p in ax.patches if isinstance(p, PathPatch)]
@@ -229,8 +229,8 @@ def test_cli_regenerates_from_a_results_folder(results, drawn, tmp_path):
 def _hand_built_ranks() -> pd.DataFrame:
     """The ranks table of hand-built selected rows of one model ("mlp", default config) on 6
     large datasets, TS-Ref. stopping best on every dataset: an "all" and a "large" panel."""
-    from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
-    from tabbench.summary_tables import rank_table
+    from tabbench.summary.select import SELECTED_COLUMNS, TEST_COLUMNS
+    from tabbench.summary.tables import rank_table
 
     rows = []
     for i in range(6):

@@ -22,9 +22,9 @@ from fixtures.plugin_dists import (
     write_distribution,
 )
 
+from tabbench.core.plugins import RegistrationError, group_entry_points, load_registrations
 from tabbench.metrics.registry import StoppingMetric, get_stopping_metrics, stopping_metric_ids
 from tabbench.models import registry as models_registry
-from tabbench.plugins import RegistrationError, group_entry_points, load_registrations
 
 BUILTIN_METRICS = ("logloss", "brier", "error", "auroc", "ts_ref", "ts_ref_brier", "ts_ref_cv5",
                    "ir_ref")
@@ -147,7 +147,7 @@ def test_the_docs_name_only_entry_point_groups_tabbench_reads():
     """Wherever the docs or the example package call something an entry-point group, it is one
     of the groups the registries read (a reader copies the name into their pyproject.toml):
     "group `tabbench.models`", "groups ... (`tabbench.x`)", ``[project.entry-points."..."]``.
-    The example's README named the module `tabbench.plugins` as the group."""
+    The example's README named the module `tabbench.core.plugins` as the group."""
     import re
 
     from tabbench.metrics.registry import GROUP as METRICS

@@ -6,7 +6,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tabbench.presets import PRESET_KEYS, PRESETS, resolve_config
+from tabbench.settings.presets import PRESET_KEYS, PRESETS, resolve_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,7 +109,7 @@ def test_one_hot_cap_default_and_null() -> None:
 
 
 def test_nested_cli_strings_become_ints_and_bad_ones_still_fail() -> None:
-    from tabbench.presets import coerce_cli_strings
+    from tabbench.settings.presets import coerce_cli_strings
 
     cfg = coerce_cli_strings({**_config(), "epochs": {"mlp": "8", "realmlp": "null"}})
     assert cfg["epochs"] == {"mlp": 8, "realmlp": None}
@@ -121,7 +121,7 @@ def test_nested_cli_strings_become_ints_and_bad_ones_still_fail() -> None:
 
 def test_top_level_cli_null_becomes_none() -> None:
     """``--config mlp_max_one_hot_levels=null`` arrives as the string 'null'."""
-    from tabbench.presets import coerce_cli_strings
+    from tabbench.settings.presets import coerce_cli_strings
 
     for text in ("null", "None", "~"):
         cfg = coerce_cli_strings({**_config(), "mlp_max_one_hot_levels": text})
@@ -144,7 +144,7 @@ def test_bundled_preset_is_the_paper_protocol_on_the_shipped_data() -> None:
 
 
 def test_n_configs_per_model_fills_left_out_models_from_the_preset() -> None:
-    from tabbench.presets import n_configs_for
+    from tabbench.settings.presets import n_configs_for
 
     cfg = {**_config(), "preset": "bundled", "n_configs": {"xgboost": 10, "mlp": 0}}
     jsonschema.validate(cfg, _schema())
@@ -157,7 +157,7 @@ def test_n_configs_per_model_fills_left_out_models_from_the_preset() -> None:
 
 
 def test_n_configs_mapping_from_the_command_line_is_coerced() -> None:
-    from tabbench.presets import coerce_cli_strings
+    from tabbench.settings.presets import coerce_cli_strings
 
     cfg = coerce_cli_strings({**_config(), "n_configs": {"xgboost": "30", "mlp": "0"}})
     assert cfg["n_configs"] == {"xgboost": 30, "mlp": 0}
@@ -170,7 +170,7 @@ def test_n_configs_mapping_from_the_command_line_is_coerced() -> None:
 def test_max_rows_null_is_the_presets_cap_and_unlimited_is_no_cap() -> None:
     """``max_rows: null`` takes the preset's cap like every preset key; "no cap" has its own
     word; 0, which could be read either way, is rejected."""
-    from tabbench.presets import row_cap
+    from tabbench.settings.presets import row_cap
 
     for preset, cap in (("paper", 100_000), ("demo", 3_000), ("smoke", 1_500)):
         cfg = {**_config(), "preset": preset, "max_rows": None}
@@ -183,8 +183,8 @@ def test_max_rows_null_is_the_presets_cap_and_unlimited_is_no_cap() -> None:
     for bad in ("None_", 0, -5, "all"):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({**_config(), "max_rows": bad}, _schema())
-    # `none` is one of the null spellings (tabbench.nulls.is_null): the preset's cap
-    from tabbench.presets import coerce_cli_strings
+    # `none` is one of the null spellings (tabbench.core.nulls.is_null): the preset's cap
+    from tabbench.settings.presets import coerce_cli_strings
 
     coerced = coerce_cli_strings({**_config(), "max_rows": "none"})
     assert coerced["max_rows"] is None and row_cap(resolve_config(coerced)) == 100_000

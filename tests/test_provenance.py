@@ -10,17 +10,18 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
+from fixtures.jobs import train_job
 from test_train_job import write_dataset
 
 import tabbench
-from tabbench.provenance import (
+from tabbench.core.layout import part_dir
+from tabbench.core.provenance import (
     PARQUET_KEY,
     describe_cpu,
     environment,
     gather,
     read_runs_provenance,
 )
-from tabbench.train_job import part_dir, run_train_job
 
 
 def test_environment_names_the_code_and_the_libraries():
@@ -61,7 +62,7 @@ def _checkout_commit() -> tuple[str | None, bool]:
 def test_a_checkout_with_changes_is_marked_dirty_and_none_outside_git(tmp_path, monkeypatch):
     """code_commit() on a throwaway repository: its HEAD, "-dirty" after a change to a tracked
     file, and None where the package is not in a git checkout."""
-    from tabbench import provenance
+    from tabbench.core import provenance
 
     pkg = tmp_path / "repo" / "tabbench"
     pkg.mkdir(parents=True)
@@ -117,9 +118,9 @@ def test_gather_names_mixed_keys():
 def test_train_job_writes_provenance_into_the_runs_file(tmp_path):
     processed, splits = write_dataset(tmp_path / "data")
     out = tmp_path / "runs.parquet"
-    run_train_job("xgboost", "toy", 0, processed, splits, out, n_configs=1,
-                  epochs={"xgboost_default": 3, "xgboost_tuned": 3}, seed=0, threads=2,
-                  progress=io.StringIO())
+    train_job("xgboost", "toy", 0, processed, splits, out, n_configs=1,
+              epochs={"xgboost_default": 3, "xgboost_tuned": 3}, seed=0, threads=2,
+              progress=io.StringIO())
     prov = read_runs_provenance(out)
     assert prov == {**environment(device="cpu", threads=2)}
     # plain readers are unaffected
@@ -134,7 +135,7 @@ def test_resumed_job_under_another_environment_says_mixed(tmp_path, monkeypatch)
     out = tmp_path / "runs.parquet"
     kw = dict(n_configs=1, epochs={"xgboost_default": 3, "xgboost_tuned": 3}, seed=0,
               progress=io.StringIO())
-    run_train_job("xgboost", "toy", 0, processed, splits, out, **kw)
+    train_job("xgboost", "toy", 0, processed, splits, out, **kw)
     # rebuild the part folder as a killed job would have left it, with config 0 from "elsewhere"
     parts = part_dir(out)
     parts.mkdir()
@@ -142,28 +143,28 @@ def test_resumed_job_under_another_environment_says_mixed(tmp_path, monkeypatch)
         {"model": "xgboost", "dataset": "toy", "split": 0, "seed": 0}))
     df = pd.read_parquet(out)
     old = {**environment(device="cpu", threads=1), "xgboost": "0.0.1"}
-    from tabbench.io import write_parquet_atomic
-    from tabbench.provenance import to_parquet_metadata
+    from tabbench.core.io import write_parquet_atomic
+    from tabbench.core.provenance import to_parquet_metadata
 
     write_parquet_atomic(df[df["config"] == 0], parts / "config0.parquet",
                          to_parquet_metadata(old))
-    run_train_job("xgboost", "toy", 0, processed, splits, out, **kw)
+    train_job("xgboost", "toy", 0, processed, splits, out, **kw)
     prov = read_runs_provenance(out)
     assert prov["mixed"] == ["xgboost"]
     assert sorted(prov["xgboost"]) == sorted(["0.0.1", metadata.version("xgboost")])
 
 
 def test_summary_meta_gathers_the_versions_of_the_runs_files(tmp_path):
-    from tabbench.aggregate import aggregate
-    from tabbench.select import select_files
+    from tabbench.summary.aggregate import aggregate
+    from tabbench.summary.select import select_files
 
     processed, splits = write_dataset(tmp_path / "data")
     runs = tmp_path / "runs"
     for split in (0, 1):
-        run_train_job("xgboost", "toy", split, processed, splits,
-                      runs / "xgboost" / "toy" / f"split{split}.parquet", n_configs=1,
-                      epochs={"xgboost_default": 3, "xgboost_tuned": 3}, seed=0,
-                      progress=io.StringIO())
+        train_job("xgboost", "toy", split, processed, splits,
+                  runs / "xgboost" / "toy" / f"split{split}.parquet", n_configs=1,
+                  epochs={"xgboost_default": 3, "xgboost_tuned": 3}, seed=0,
+                  progress=io.StringIO())
     sel = tmp_path / "selected.parquet"
     select_files(sorted((runs / "xgboost" / "toy").glob("split*.parquet"))).to_parquet(sel)
     aggregate([sel], tmp_path / "summary", runs_dir=runs)

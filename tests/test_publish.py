@@ -13,11 +13,11 @@ import pytest
 from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 
 from tabbench import cli
-from tabbench.aggregate import read_summary
 from tabbench.diagnostics.tables import read_diagnostics
-from tabbench.publish import PublishError, is_published, publish, read_manifest
-from tabbench.results_folder import regenerate
-from tabbench.select import write_selected
+from tabbench.report.publish import PublishError, is_published, publish, read_manifest
+from tabbench.report.results_folder import Redraw, regenerate
+from tabbench.summary.aggregate import read_summary
+from tabbench.summary.select import write_selected
 
 MODELS = ("xgboost", "mlp")
 DATASETS = [d for d in DEMO_DATASETS if d.name in ("adult", "phoneme", "segment")]
@@ -34,7 +34,7 @@ def study(tmp_path_factory) -> Path:
         for ds in DATASETS:
             runs = sorted((root / "runs" / model / ds.name).glob("split*.parquet"))
             write_selected(runs, root / "selected" / model / f"{ds.name}.parquet")
-    regenerate(root, root, large_rows=10_000, jobs=1, draw=False)  # publish ships no figure
+    regenerate(root, root, Redraw(large_rows=10_000), jobs=1, draw=False)  # publish ships no figure
     return root
 
 
@@ -90,12 +90,12 @@ def test_publishing_refuses_an_unfinished_or_oversized_folder(study, tmp_path):
 
 def test_a_status_that_cannot_be_read_is_recorded_and_the_copy_still_made(study, tmp_path,
                                                                          monkeypatch):
-    import tabbench.status
+    import tabbench.study.status
 
     def broken(results):
         raise KeyError("n_splits")
 
-    monkeypatch.setattr(tabbench.status, "study_status", broken)
+    monkeypatch.setattr(tabbench.study.status, "study_status", broken)
     manifest = publish(study, tmp_path / "copy")
     assert manifest["status"] == {"error": "KeyError: 'n_splits'"}
     assert is_published(tmp_path / "copy")
@@ -133,8 +133,8 @@ def test_a_selection_made_for_the_copy_or_the_summary_follows_the_folders_tie_ru
                                                                                  tmp_path):
     """A folder whose run_config.yaml says epoch_ties: last is selected again (for its summary
     and for the copy) with that rule, as its select rule would: not with the default."""
-    from tabbench.results_folder import collect_selected
-    from tabbench.select import select_files
+    from tabbench.report.results_folder import collect_selected
+    from tabbench.summary.select import select_files
 
     folder = tmp_path / "study"
     shutil.copytree(study, folder)

@@ -13,13 +13,13 @@ import yaml
 from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 
 from tabbench import cli
-from tabbench.aggregate import read_summary
 from tabbench.diagnostics.tables import read_diagnostics
-from tabbench.page_tables import progress_table
-from tabbench.publish import PublishError, publish, read_manifest
-from tabbench.publish_merge import Take, merge_published
-from tabbench.results_folder import regenerate
-from tabbench.select import write_selected
+from tabbench.report.page_tables import progress_table
+from tabbench.report.publish import PublishError, publish, read_manifest
+from tabbench.report.publish_merge import Take, merge_published
+from tabbench.report.results_folder import Redraw, regenerate
+from tabbench.summary.aggregate import read_summary
+from tabbench.summary.select import write_selected
 
 MODELS = ("xgboost", "mlp")
 DATASETS = [d for d in DEMO_DATASETS if d.name in ("adult", "segment")]  # a large, a small
@@ -34,7 +34,7 @@ def _finish(folder: Path, settings: dict) -> Path:
         write_selected(sorted(runs_dir.glob("split*.parquet")),
                        folder / "selected" / model / f"{dataset}.parquet")
     (folder / "run_config.yaml").write_text(yaml.safe_dump(settings))
-    regenerate(folder, folder, large_rows=10_000, jobs=1, draw=False)  # none is shipped
+    regenerate(folder, folder, Redraw(large_rows=10_000), jobs=1, draw=False)  # none is shipped
     return folder
 
 
@@ -123,7 +123,7 @@ def test_overlapping_pairs_or_other_settings_are_refused(folders, tmp_path):
     publish(other, tmp_path / "o")
     with pytest.raises(PublishError, match=r"different settings \(seed: 0 vs 1\)"):
         merge_published(tmp_path / "a", tmp_path / "o", tmp_path / "m")
-    # a copy made before epoch_ties existed was selected with the first-of-ties rule
+    # a copy whose run_config.yaml has no epoch_ties was selected with the first-of-ties rule
     (other / "run_config.yaml").write_text(yaml.safe_dump({**SETTINGS, "epoch_ties": "last"}))
     publish(other, tmp_path / "t")
     with pytest.raises(PublishError, match=r"different settings \(epoch_ties: 'first' vs "

@@ -11,22 +11,21 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import replay_job, train_job
 
+from tabbench.core.layout import replay_sidecar
 from tabbench.data.dataset import load_split_data
 from tabbench.diagnostics.paths import logits_key
-from tabbench.layout import replay_sidecar
-from tabbench.metrics import logloss
-from tabbench.models.base import EpochChunk
-from tabbench.replay import (
+from tabbench.diagnostics.replay import (
     ReplayMismatchError,
     Selection,
     collect_epochs,
     read_replay,
     replay_plan,
-    run_replay_job,
 )
-from tabbench.select import read_records, select_table
-from tabbench.train_job import run_train_job
+from tabbench.metrics import logloss
+from tabbench.models.base import EpochChunk
+from tabbench.summary.select import read_records, select_table
 
 EPOCHS = {"xgboost_default": 7, "xgboost_tuned": 9, "mlp": 5, "realmlp": 4, "fake": 12,
           "lightgbm_default": 7, "lightgbm_tuned": 9}
@@ -123,15 +122,15 @@ def fake_factory(noise: float = 0.0, log: list | None = None):
 
 def train_fake(dataset, out, n_configs=3):
     """Records of the fake model (its configs: a scale per config id)."""
-    from tabbench import train_job
+    from tabbench.study import train_job as module
 
     processed, splits = dataset
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(train_job, "sample_config", lambda model, c, **kw: {"scale": 0.5 + 0.3 * c})
-        mp.setattr(train_job, "n_epochs_for", lambda model, c, epochs: EPOCHS["fake"] - c)
-        run_train_job("fake", "toy", 0, processed, splits, out, n_configs=n_configs,
-                      epochs={}, seed=3, progress=io.StringIO(),
-                      trainer_factory=fake_factory())
+        mp.setattr(module, "sample_config", lambda model, c, **kw: {"scale": 0.5 + 0.3 * c})
+        mp.setattr(module, "n_epochs_for", lambda model, c, epochs: EPOCHS["fake"] - c)
+        train_job("fake", "toy", 0, processed, splits, out, n_configs=n_configs,
+                  epochs={}, seed=3, progress=io.StringIO(),
+                  trainer_factory=fake_factory())
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +143,7 @@ def fake_runs(dataset, tmp_path_factory):
 def replay(runs, dataset, out, **kw):
     processed, splits = dataset
     kw.setdefault("progress", io.StringIO())
-    return run_replay_job(runs, processed, splits, out, seed=kw.pop("seed", 3), **kw)
+    return replay_job(runs, processed, splits, out, seed=kw.pop("seed", 3), **kw)
 
 
 def test_plan_shares_one_training_per_config():
@@ -244,8 +243,8 @@ def test_wrong_seed_fails_the_self_check(fake_runs, dataset, tmp_path):
 def test_real_trainers_replay_their_records(model, dataset, tmp_path):
     processed, splits = dataset
     runs = tmp_path / "runs.parquet"
-    run_train_job(model, "toy", 0, processed, splits, runs, n_configs=2, epochs=EPOCHS,
-                  seed=5, progress=io.StringIO())
+    train_job(model, "toy", 0, processed, splits, runs, n_configs=2, epochs=EPOCHS,
+              seed=5, progress=io.StringIO())
     out = tmp_path / "replay.npz"
     res = replay(runs, dataset, out, seed=5)
     side = json.loads(replay_sidecar(out).read_text())
@@ -300,8 +299,8 @@ def test_cli_replays_and_fails_with_both_numbers(dataset, tmp_path, capsys):
 
     processed, splits = dataset
     runs = tmp_path / "runs" / "xgboost" / "toy" / "split0.parquet"
-    run_train_job("xgboost", "toy", 0, processed, splits, runs, n_configs=1, epochs=EPOCHS,
-                  seed=2, progress=io.StringIO())
+    train_job("xgboost", "toy", 0, processed, splits, runs, n_configs=1, epochs=EPOCHS,
+              seed=2, progress=io.StringIO())
     args = ["replay", "--runs", str(runs), "--processed", str(processed), "--splits",
             str(splits), "--seed", "2"]
     out = tmp_path / "replay" / "split0.npz"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from tabbench.page_tables import embedded, names_in
-from tabbench.publish import MAX_BYTES, is_published, read_manifest
+from tabbench.report.page_tables import embedded, names_in
+from tabbench.report.publish import MAX_BYTES, is_published, read_manifest
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "reproduction_large.md"

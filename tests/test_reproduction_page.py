@@ -1,7 +1,9 @@
-"""docs/reproduction.md cannot drift from the code: its generated tables (tabbench.page_tables:
+"""docs/reproduction.md cannot drift from the code: its generated tables
+(tabbench.report.page_tables:
 the claims, the complete pairs, the progress, the all-datasets comparison, the ranks, the
 regret, the headline at several ROPEs) are recomputed here from the study's results shipped in
-docs/results/bundled/ (a published copy: tabbench.publish), with the folder's own settings, and
+docs/results/bundled/ (a published copy: tabbench.report.publish), with the folder's own settings,
+and
 must be the page's tables to the character."""
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from tabbench.page_tables import embedded, names_in
-from tabbench.publish import MAX_BYTES, is_published, read_manifest
+from tabbench.report.page_tables import embedded, names_in
+from tabbench.report.publish import MAX_BYTES, is_published, read_manifest
 from tabbench.search.sampling import sample_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,8 +54,8 @@ def test_the_shipped_copy_extends_the_lost_folders_copy_as_published():
 
 def test_the_page_tables_are_what_the_shipped_results_give(tmp_path):
     """The page's own regeneration command, run on a copy of the page, changes nothing: each
-    generated table is what tabbench.page_tables computes from the shipped results with their
-    own settings (tabbench.results_folder.summary_frames)."""
+    generated table is what tabbench.report.page_tables computes from the shipped results with their
+    own settings (tabbench.report.results_folder.summary_frames)."""
     assert set(names_in(PAGE.read_text())) == {"claims", "complete_pairs", "progress",
                                                 "all_datasets", "ranks", "regret", "rope"}
     page = tmp_path / "reproduction.md"

@@ -1,4 +1,4 @@
-"""Re-stopping a finished study (tabbench.restop, docs/design.md §16): a stopping metric
+"""Re-stopping a finished study (tabbench.study.restop, docs/design.md §16): a stopping metric
 registered after training gets exactly the column a train job with it registered records,
 from what the jobs kept; nothing else in a runs file changes; a second re-stop is a no-op; a
 file with nothing kept is reported and left alone, and so is one whose artefact is damaged or
@@ -16,14 +16,14 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from fixtures.data_fixtures import write_toy_data_folder
+from fixtures.jobs import train_job
 from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, install_example_plugin
 
-from tabbench import restop
 from tabbench.cli import main as cli_main
-from tabbench.layout import DataLayout, ResultsLayout, restop_artefact, restop_sidecar
+from tabbench.core.layout import DataLayout, ResultsLayout, restop_artefact, restop_sidecar
 from tabbench.metrics.registry import reload_registry, stopping_metrics_batched
-from tabbench.runs_schema import val_column
-from tabbench.train_job import run_train_job
+from tabbench.models.runs_schema import val_column
+from tabbench.study import restop
 
 EPOCHS = {"xgboost_default": 6, "xgboost_tuned": 8, "lightgbm_default": 6,
           "lightgbm_tuned": 8, "mlp": 3}
@@ -38,9 +38,9 @@ def _data(root: Path) -> DataLayout:
 
 def _train(data: DataLayout, results: Path, model: str, split: int, keep: bool) -> Path:
     out = Path(ResultsLayout(results).runs(model, "toy", split))
-    run_train_job(model, "toy", split, data.processed("toy"), data.splits("toy"), out,
-                  n_configs=1, epochs=EPOCHS, seed=0, keep_for_restop=keep,
-                  progress=io.StringIO())
+    train_job(model, "toy", split, data.processed("toy"), data.splits("toy"), out,
+              n_configs=1, epochs=EPOCHS, seed=0, keep_for_restop=keep,
+              progress=io.StringIO())
     return out
 
 
@@ -86,8 +86,8 @@ def test_a_metric_installed_after_training_gets_the_column_training_would_have_r
         assert got.column_names == list(ref.columns)  # the new column where training puts it
         np.testing.assert_allclose(got.column(col).to_numpy(), ref[col].to_numpy(), rtol=1e-6)
         assert got.drop([col]).equals(old)  # every existing column as it was
-        assert got.schema.metadata[b"tabbench.provenance"] == \
-            old.schema.metadata[b"tabbench.provenance"]
+        assert got.schema.metadata[b"tabbench.core.provenance"] == \
+            old.schema.metadata[b"tabbench.core.provenance"]
         assert pd.read_parquet(path)[col].notna().all()
     text = out.getvalue()
     assert f"[xgboost/toy/split1] added {col}" in text
@@ -110,7 +110,7 @@ def test_a_builtin_column_missing_from_an_older_file_comes_back_equal(study, mod
     path = _file(study, model, 1)
     table = pq.read_table(path)
     col = val_column("ts_ref_cv5")
-    pq.write_table(table.drop([col]), path)  # as if written before the metric existed
+    pq.write_table(table.drop([col]), path)  # as if written without the metric registered
     outcome = restop.restop_runs_file(path, study / "data")
     assert outcome.status == restop.ADDED and outcome.added == [col]
     assert outcome.check_rel_diff <= 1e-6
@@ -188,8 +188,8 @@ def test_the_selected_file_of_a_restopped_pair_is_written_again(study):
     """A re-stop changes runs files in place: the selected file of their (model, dataset) is
     written again, with the new column's method, so selected/ never lags behind the runs files
     (nor does the next snakemake plan a select job for it)."""
-    from tabbench.layout import complete_results
-    from tabbench.select import write_selected
+    from tabbench.core.layout import complete_results
+    from tabbench.summary.select import write_selected
 
     results = study / "results"
     _drop(_file(study, "xgboost", 1), val_column("auroc"))

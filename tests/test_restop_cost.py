@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 from fixtures.data_fixtures import write_toy_data_folder
+from fixtures.jobs import train_job
 
-from tabbench.layout import restop_artefact
-from tabbench.presets import resolve_config
-from tabbench.train_job import run_train_job
+from tabbench.core.layout import restop_artefact
+from tabbench.settings.presets import resolve_config
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "restop_cost.py"
@@ -48,9 +48,9 @@ def test_the_plan_is_the_size_a_kept_network_job_writes(tmp_path):
     assert "logits float32: toy" in mlp and "over 1 jobs" in mlp
     planned = int(re.search(r"(\d+) bytes", mlp).group(1))
     runs = tmp_path / "r" / "split0.parquet"
-    run_train_job("mlp", "toy", 0, data.processed("toy"), data.splits("toy"), runs, n_configs=1,
-                  epochs=resolve_config({"preset": "smoke"})["epochs"], seed=0,
-                  keep_for_restop=True, progress=io.StringIO())
+    train_job("mlp", "toy", 0, data.processed("toy"), data.splits("toy"), runs, n_configs=1,
+              epochs=resolve_config({"preset": "smoke"})["epochs"], seed=0,
+              keep_for_restop=True, progress=io.StringIO())
     kept = restop_artefact(runs).stat().st_size
     # what the job keeps: the plan's logits exactly, besides file headers the plan bounds
     assert 0 < planned - kept < 4096 * 2 + 1024, (planned, kept)

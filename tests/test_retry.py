@@ -1,4 +1,4 @@
-"""Failed configs retried (config retry_failed, tabbench.retry): a resumed job retrains its
+"""Failed configs retried (config retry_failed, tabbench.study.retry): a resumed job retrains its
 recorded failures when asked and keeps them as failed otherwise; a finished job reopened by
 `tabbench retry-failed` retrains its failed configs only, its recorded ones kept bit for bit."""
 
@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 import yaml
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import train_job
 
-from tabbench import kept
 from tabbench.cli import main as cli_main
-from tabbench.layout import ResultsLayout, failures_path, part_dir, part_failure
+from tabbench.core.layout import ResultsLayout, failures_path, part_dir, part_failure
 from tabbench.models.registry import get_trainer
-from tabbench.retry import reopen_failed
-from tabbench.train_job import run_train_job
+from tabbench.study import restop_store
+from tabbench.study.retry import reopen_failed
 
 EPOCHS = {"xgboost_default": 4, "xgboost_tuned": 5}
 
@@ -49,8 +49,8 @@ class Flaky:
 def job(dataset, out, factory=None, **kw):
     processed, splits = dataset
     log = io.StringIO()
-    records = run_train_job("xgboost", "toy", 0, processed, splits, out, n_configs=2,
-                            epochs=EPOCHS, seed=0, progress=log, trainer_factory=factory, **kw)
+    records = train_job("xgboost", "toy", 0, processed, splits, out, n_configs=2,
+                        epochs=EPOCHS, seed=0, progress=log, trainer_factory=factory, **kw)
     return records, log.getvalue()
 
 
@@ -101,7 +101,7 @@ def test_retry_failed_reopens_a_finished_job_and_retrains_its_failures_only(data
     assert json.loads(failures_path(out).read_text()) == []
     pd.testing.assert_frame_equal(records[records["config"] < 2].reset_index(drop=True),
                                   first.reset_index(drop=True))
-    k = kept.read_kept(out)
+    k = restop_store.read_restop_store(out)
     assert k is not None and k.kept and sorted(k.configs) == [0, 1, 2]  # still kept whole
 
 

@@ -1,5 +1,5 @@
-"""The stopping rules in the summary (tabbench.rule_summary, tabbench.plots.rules): the compute
-fraction, the quality against the baseline under the whole run, the regret, the claims under
+"""The stopping rules in the summary (tabbench.summary.rule_summary, tabbench.plots.rules): the
+compute fraction, the quality against the baseline under the whole run, the regret, the claims under
 each patience, the figures, and a folder whose selections predate the rules."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tabbench.aggregate import aggregate_frames, read_summary, write_summary
-from tabbench.claims import check_claims
-from tabbench.rule_summary import (
+from tabbench.summary.aggregate import aggregate_frames, read_summary, write_summary
+from tabbench.summary.claims import check_claims
+from tabbench.summary.rule_summary import (
     RULE_FIGURE,
     paper_claims,
     per_dataset,
@@ -18,8 +18,8 @@ from tabbench.rule_summary import (
     rules_answer,
     rules_table,
 )
-from tabbench.select import SELECTED_COLUMNS, TEST_COLUMNS
-from tabbench.stopping_rules import RULE_COLUMNS
+from tabbench.summary.select import SELECTED_COLUMNS, TEST_COLUMNS
+from tabbench.summary.stopping_rules import RULE_COLUMNS
 
 
 def _row(dataset: str, split: int, stopping: str, rule: str, patience: int | None,
@@ -140,8 +140,8 @@ def test_a_selection_from_before_the_rules_summarises_and_draws_as_before(tmp_pa
     """A published copy's selected files have no rule columns: the summary reads them as the
     whole-run rule's, the rule claims are absent, the figures say that there is no patience
     rule, and a summary folder without rules.parquet is read back."""
-    from tabbench.aggregate import load_selected
     from tabbench.plots.rules import fig_compute_quality
+    from tabbench.summary.aggregate import load_selected
 
     old = _selected()
     old = old[old["rule"] == "best"].drop(columns=list(RULE_COLUMNS))
@@ -170,9 +170,9 @@ def test_a_folder_reselects_the_pairs_whose_selected_files_hold_other_patiences(
 
     from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
-    from tabbench.results_folder import collect_selected
-    from tabbench.select import write_selected
-    from tabbench.stopping_rules import RuleChoice, selected_choices
+    from tabbench.report.results_folder import collect_selected
+    from tabbench.summary.select import write_selected
+    from tabbench.summary.stopping_rules import RuleChoice, selected_choices
 
     results = tmp_path / "results"
     runs = write_synthetic_results(results, [SyntheticDataset("toy", 1_200, 2)], ["xgboost"],

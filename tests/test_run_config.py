@@ -1,4 +1,5 @@
-"""tabbench.run_config: short validation errors, and the settings a results folder remembers.
+"""tabbench.settings.run_config: short validation errors, and the settings a results folder
+remembers.
 
 `settle(defaults, overrides, schema)` is what the workflow runs at parse time with config.yaml
 and the --config/--configfile values; these tests call it the same way.
@@ -12,11 +13,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
-from tabbench.config_schema import ConfigError, check_config
+from tabbench.core.layout import ResultsLayout, read_run_config
 from tabbench.data.manifest import known_names, unknown_dataset_message, ye2024_manifest
-from tabbench.layout import ResultsLayout, read_run_config
-from tabbench.run_config import INVOCATION_KEYS, folder_settings, remember, settle
+from tabbench.report.results_folder import collect_selected, summary_frames
+from tabbench.settings.run_config import INVOCATION_KEYS, folder_settings, remember, settle
+from tabbench.settings.schema import ConfigError, check_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
@@ -166,7 +169,8 @@ def test_remember_writes_once_atomically_and_never_over_a_file(tmp_path):
         t.join()
     assert sorted(outcomes) == [False] * 7 + [True]
     stored = read_run_config(results)
-    assert stored == {k: v for k, v in cfg.items() if k != "results_dir"}
+    assert stored == {**{k: v for k, v in cfg.items() if k != "results_dir"},
+                      "data_dir_from_results": cfg["data_dir"]}  # absolute: as given
     assert not remember(results, {**cfg, "preset": "paper"})
     assert read_run_config(results)["preset"] == "smoke"
     assert [p.name for p in results.iterdir()] == ["run_config.yaml"]  # no temp file left
@@ -182,10 +186,11 @@ def test_folder_settings_read_run_config(tmp_path):
 
 
 def test_the_tie_rule_is_a_study_setting_with_one_set_of_values(tmp_path):
-    """epoch_ties: the schema's values are tabbench.select's, config.yaml's is its default; a
+    """epoch_ties: the schema's values are tabbench.summary.select's, config.yaml's is its default;
+    a
     folder keeps its rule (a --config that changes it is refused) and a folder written before
-    the key existed reads as the default rule."""
-    from tabbench.select import DEFAULT_EPOCH_TIES, EPOCH_TIES
+    the key reads as the default rule."""
+    from tabbench.summary.select import DEFAULT_EPOCH_TIES, EPOCH_TIES
 
     assert tuple(SCHEMA["properties"]["epoch_ties"]["enum"]) == EPOCH_TIES
     assert yaml.safe_load((ROOT / "config.yaml").read_text())["epoch_ties"] == DEFAULT_EPOCH_TIES
@@ -274,3 +279,19 @@ def test_an_installed_models_trainer_option_is_a_setting_checked_by_the_option(s
 def test_a_trainer_option_of_no_installed_model_is_not_a_setting(tmp_path):
     with pytest.raises(ConfigError, match="not a setting"):
         settle(_defaults(tmp_path / "results"), {"toymodel_scale": 2.5}, SCHEMA)
+
+
+def test_a_large_threshold_of_0_makes_every_dataset_large(tmp_path):
+    """``figures_large_rows: 0`` is a threshold like any other (the schema allows it): every
+    dataset has at least 0 rows, so every one is large; it is not read as "unset"."""
+    results = tmp_path / "results"
+    datasets = [SyntheticDataset(f"ds_{i}", 1_200 + 1_000 * i, 2) for i in range(3)]
+    write_synthetic_results(results, datasets, ["xgboost"], n_splits=2, n_configs=1,
+                            epochs={"xgboost": (6, 6)})
+    Path(ResultsLayout(results).run_config).write_text(yaml.safe_dump(
+        {"preset": "demo", "n_splits": 2, "models": ["xgboost"], "figures_large_rows": 0}))
+    assert folder_settings(results).large_rows == 0
+    selected, _ = collect_selected(results, jobs=1)
+    frames, large_rows = summary_frames(results, selected)
+    assert large_rows == 0 and frames["meta"]["large_rows"] == 0
+    assert frames["meta"]["n_large_datasets"] == frames["meta"]["n_datasets"] == 3

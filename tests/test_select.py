@@ -13,9 +13,9 @@ import pytest
 from fixtures.synthetic import SyntheticDataset, synthetic_run
 
 from tabbench.metrics.registry import stopping_metric_ids
-from tabbench.runs_schema import record_columns, val_column
-from tabbench.select import SELECTED_COLUMNS, select_files, select_table, write_selected
-from tabbench.stopping_rules import best_rows
+from tabbench.models.runs_schema import record_columns, val_column
+from tabbench.summary.select import SELECTED_COLUMNS, select_files, select_table, write_selected
+from tabbench.summary.stopping_rules import best_rows
 
 INF = np.inf
 NAN = np.nan

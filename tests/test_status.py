@@ -4,6 +4,7 @@ jobs finished and the fallback where not; the data folder found or said missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import time
@@ -11,17 +12,20 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import train_job
 
-from tabbench import cli, cost_model
-from tabbench import status as status_module
+from tabbench import cli
+from tabbench.core.layout import DataLayout, ResultsLayout, part_configs
 from tabbench.data.pipeline import SUMMARY_COLUMNS
-from tabbench.layout import DataLayout, ResultsLayout, part_configs
 from tabbench.models.mlp import MLPTrainer
 from tabbench.models.registry import get_trainer
-from tabbench.presets import resolve_config
-from tabbench.run_config import remember
-from tabbench.status import (
+from tabbench.settings.presets import resolve_config
+from tabbench.settings.run_config import remember
+from tabbench.study import cost_model
+from tabbench.study import status as status_module
+from tabbench.study.status import (
     MIN_FIT_DATASETS,
     StatusError,
     dataset_sizes,
@@ -30,7 +34,6 @@ from tabbench.status import (
     render,
     study_status,
 )
-from tabbench.train_job import run_train_job
 
 #: rows of each toy dataset (different sizes, so the fit has something to fit)
 ROWS = {"d600": 600, "d800": 800, "d1000": 1000, "d1400": 1400}
@@ -74,14 +77,14 @@ def _train(results: Path, processed: dict, model: str, dataset: str, split: int,
     log = Path(layout.log("train", model, dataset, f"split{split}"))
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as stream:
-        run_train_job(model, dataset, split, *processed[dataset],
-                      layout.runs(model, dataset, split), n_configs=N_CONFIGS[model],
-                      epochs=EPOCHS, seed=0, progress=stream, trainer_factory=factory)
+        train_job(model, dataset, split, *processed[dataset],
+                  layout.runs(model, dataset, split), n_configs=N_CONFIGS[model],
+                  epochs=EPOCHS, seed=0, progress=stream, trainer_factory=factory)
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory) -> Path:
-    """``root/results`` beside ``root/data`` (run_config.yaml says ``data_dir: data``):
+    """``root/results`` beside ``root/data`` (run_config.yaml records ``../data``):
 
     - xgboost: d600, d800, d1000 both splits done (6 jobs, 3 datasets); d1400 split 0 killed
       after config 0 (recorded) and config 1 (failed), split 1 left;
@@ -95,9 +98,10 @@ def study(tmp_path_factory) -> Path:
     pd.DataFrame([{"dataset": ds, "status": "kept", "rows_final": n, "n_num": 2, "n_cat": 1,
                    "n_classes": 2} for ds, n in ROWS.items()],
                  columns=SUMMARY_COLUMNS).to_csv(DataLayout(data).datasets_csv, index=False)
-    remember(results, resolve_config({"preset": "smoke", "models": ["xgboost", "mlp"],
-                                      "n_splits": N_SPLITS, "n_configs": N_CONFIGS,
-                                      "epochs": EPOCHS, "data_dir": "data"}))
+    with contextlib.chdir(root):  # as Snakemake run in root/ records it
+        remember("results", resolve_config({"preset": "smoke", "models": ["xgboost", "mlp"],
+                                            "n_splits": N_SPLITS, "n_configs": N_CONFIGS,
+                                            "epochs": EPOCHS, "data_dir": "data"}))
     for ds in ("d600", "d800", "d1000"):
         for split in range(N_SPLITS):
             _train(results, processed, "xgboost", ds, split)
@@ -193,13 +197,49 @@ def test_without_a_data_folder_only_what_is_on_disk_counts(study, tmp_path, monk
         study_status(moved, data_dir=tmp_path)
 
 
-def test_a_relative_data_dir_is_found_in_the_working_directory_too(tmp_path, monkeypatch):
-    results, data = tmp_path / "a" / "results", tmp_path / "b" / "data"
-    results.mkdir(parents=True)
-    data.mkdir(parents=True)
-    Path(DataLayout(data).kept).write_text("x\n")
+def _data_folder(root: Path, datasets: list[str]) -> Path:
+    Path(DataLayout(root).kept).parent.mkdir(parents=True, exist_ok=True)
+    Path(DataLayout(root).kept).write_text("".join(f"{d}\n" for d in datasets))
+    return root
+
+
+def test_status_plans_from_the_folders_own_data_whatever_the_working_directory(
+        tmp_path, monkeypatch):
+    """A run started in ``b/`` with ``results_dir=../a/results data_dir=data`` records where its
+    data is, seen from the results folder; status, run from a directory with another data/,
+    plans from the study's."""
+    theirs = _data_folder(tmp_path / "b" / "data", ["x", "y"])
+    results = tmp_path / "a" / "results"
     monkeypatch.chdir(tmp_path / "b")
-    assert find_data_dir(results, "data") == (data, [])
+    remember(Path("../a/results"), resolve_config({"preset": "smoke", "models": ["xgboost"],
+                                                    "data_dir": "data"}))
+    _data_folder(tmp_path / "c" / "data", ["z"])  # a data folder of the working directory
+    monkeypatch.chdir(tmp_path / "c")
+    status = study_status(results)
+    assert status.data_dir == str(theirs) and status.n_datasets == 2
+    assert status.models[0].planned == 2  # 2 datasets x 1 split (smoke)
+    assert find_data_dir(results, yaml.safe_load(Path(ResultsLayout(results).run_config)
+                                                 .read_text())) == (theirs, [])
+
+
+def test_a_partial_run_config_takes_the_defaults_and_never_the_working_directorys_data(
+        tmp_path, monkeypatch):
+    """A hand-written run_config.yaml with neither data_dir nor n_configs (a fixture's, or a
+    folder made before they were recorded): its data folder is looked for beside it only, and
+    the missing settings take their defaults instead of a KeyError."""
+    results = tmp_path / "study" / "results"
+    results.mkdir(parents=True)
+    Path(ResultsLayout(results).run_config).write_text(
+        yaml.safe_dump({"preset": "demo", "models": ["xgboost"]}))
+    _data_folder(tmp_path / "cwd" / "data", ["adult"])  # what the README's demo leaves
+    monkeypatch.chdir(tmp_path / "cwd")
+    status = study_status(results)
+    assert status.data_dir is None and status.preset == "demo"
+    assert any(str(tmp_path / "study" / "data") in n and "not found" in n for n in status.notes)
+    _data_folder(tmp_path / "study" / "data", ["adult", "car"])
+    status = study_status(results, workers=1)  # demo: 2 splits, n_configs from the preset
+    assert status.n_datasets == 2 and status.models[0].planned == 4
+    assert status.models[0].left == 4 and status.models[0].no_prediction
 
 
 def test_too_few_datasets_is_the_fallback_whatever_the_jobs(study, monkeypatch):

@@ -1,4 +1,4 @@
-"""Stopping rules (tabbench.stopping_rules, docs/stopping_rules.md): the patience rule's
+"""Stopping rules (tabbench.summary.stopping_rules, docs/stopping_rules.md): the patience rule's
 semantics on hand-made curves, its vectorised form against the curve definition, the
 selection of every (rule, patience) against a loop reference, and the settings."""
 
@@ -11,9 +11,9 @@ from fixtures.synthetic import SyntheticDataset, synthetic_run
 from test_select import pick, records
 
 from tabbench.metrics.registry import stopping_metric_ids
-from tabbench.runs_schema import val_column
-from tabbench.select import select_table
-from tabbench.stopping_rules import (
+from tabbench.models.runs_schema import val_column
+from tabbench.summary.select import select_table
+from tabbench.summary.stopping_rules import (
     NETWORK_PATIENCES,
     ROUND_PATIENCES,
     RuleChoice,
@@ -111,7 +111,7 @@ def test_the_vectorised_best_equals_the_curve_definition(ties):
 
 
 def test_a_rule_without_a_vectorised_form_is_applied_curve_by_curve(monkeypatch):
-    import tabbench.stopping_rules as sr
+    import tabbench.summary.stopping_rules as sr
 
     plain = StoppingRule("patience", "patience", patience_curve, parametrised=True,
                          default_params=lambda m: (3,))

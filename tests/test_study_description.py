@@ -1,4 +1,4 @@
-"""The HTML report's opening page (tabbench.study_description): what ran, at which scale, the
+"""The HTML report's opening page (tabbench.report.study_description): what ran, at which scale, the
 headline claims and where each figure is, drawn from the folder by the regenerate job, as
 reStructuredText that docutils reads without a warning."""
 
@@ -12,11 +12,11 @@ import pytest
 import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
+from tabbench.core.layout import ResultsLayout
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
-from tabbench.layout import ResultsLayout
 from tabbench.plots import FIGURE_STEMS
-from tabbench.results_folder import collect_selected, summary_frames
-from tabbench.study_description import (
+from tabbench.report.results_folder import Redraw, collect_selected, summary_frames
+from tabbench.report.study_description import (
     CLAIMS_CATEGORY,
     DESCRIPTION_FILE,
     DIAGNOSTICS_CATEGORY,
@@ -101,7 +101,7 @@ def test_a_folder_without_run_config_is_described_from_its_results(tmp_path):
     write_synthetic_results(results, [SyntheticDataset(f"d{i}", 3_000, 2) for i in range(2)],
                             ["xgboost"], n_splits=1, n_configs=2, epochs={"xgboost": (10, 10)})
     selected, _ = collect_selected(results, jobs=1)
-    frames, _ = summary_frames(results, selected, large_rows=10_000)
+    frames, _ = summary_frames(results, selected, Redraw(large_rows=10_000))
     rst = write_description(results, results, selected, frames, results).read_text()
     assert "has no ``run_config.yaml``" in rst and "**Splits**: 1 per dataset" in rst
     _parse(rst, set(LINK.findall(rst)))

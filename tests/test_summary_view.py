@@ -1,4 +1,4 @@
-"""What a summary compares (tabbench.summary_view): the baseline, Fig. 5's methods and declared
+"""What a summary compares (tabbench.summary.view): the baseline, Fig. 5's methods and declared
 comparisons — checked against the claims' own code and hand-built relative differences, and
 for a plugin's stopping metric installed through its entry point."""
 
@@ -14,11 +14,11 @@ import yaml
 from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, METRIC_LABEL, install_example_plugin
 from test_claims import means_frame
 
-from tabbench.aggregate import aggregate_frames
-from tabbench.claims import DECLARED_COLUMNS, Claim, check_claims
-from tabbench.methods import BASELINE, FIG5_METHODS
-from tabbench.run_config import INVOCATION_KEYS, VIEW_KEYS
-from tabbench.summary_view import DECLARED, SummaryView, ViewError, view_from_config, view_from_meta
+from tabbench.settings.run_config import INVOCATION_KEYS, VIEW_KEYS
+from tabbench.summary.aggregate import aggregate_frames
+from tabbench.summary.claims import DECLARED_COLUMNS, Claim, check_claims
+from tabbench.summary.methods import BASELINE, FIG5_METHODS
+from tabbench.summary.view import DECLARED, SummaryView, ViewError, view_from_config, view_from_meta
 
 REPO = Path(__file__).resolve().parents[1]
 LARGE = [20_000] * 8
@@ -37,7 +37,7 @@ def test_no_setting_is_the_papers_view():
     view = view_from_config({})
     assert view == SummaryView(BASELINE, FIG5_METHODS, ())
     assert view_from_meta(view.as_meta()) == view
-    assert view_from_meta({}) == view  # a summary from before the setting
+    assert view_from_meta({}) == view  # a summary whose meta.json records no view
 
 
 @pytest.mark.parametrize(("cfg", "message"), [
@@ -178,9 +178,10 @@ def test_the_view_keys_are_redraw_settings_and_the_config_header_names_every_one
     header lists the keys that may change between runs: exactly INVOCATION_KEYS."""
     assert set(VIEW_KEYS) <= INVOCATION_KEYS
     text = (REPO / "config.yaml").read_text()
-    header = " ".join(line.lstrip("# ") for line in text.splitlines()[:14])
+    lines = text.splitlines()
+    header = " ".join(line.lstrip("# ") for line in lines[:lines.index("")])
     listed = re.search(r"only (.+?) may change\s+between runs", header)
-    assert listed, "config.yaml's header no longer lists the per-invocation keys"
+    assert listed, "config.yaml's header does not list the per-invocation keys"
     names = set(re.findall(r"[a-z_]+", listed.group(1).replace(" and ", ", "))) - {"and"}
     assert names == set(INVOCATION_KEYS)
     cfg = yaml.safe_load(text)
@@ -194,8 +195,8 @@ def test_the_view_keys_are_redraw_settings_and_the_config_header_names_every_one
 
 
 def test_the_command_line_takes_the_view_and_refuses_an_unknown_method(tmp_path, capsys):
-    from tabbench.aggregate import read_summary
     from tabbench.cli import main
+    from tabbench.summary.aggregate import read_summary
 
     selected = tmp_path / "sel.parquet"
     _selected().to_parquet(selected)
@@ -214,8 +215,8 @@ def test_the_command_line_takes_the_view_and_refuses_an_unknown_method(tmp_path,
 
 
 def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_path):
-    from tabbench.layout import ResultsLayout
-    from tabbench.results_folder import collect_selected, summary_frames
+    from tabbench.core.layout import ResultsLayout
+    from tabbench.report.results_folder import Redraw, collect_selected, summary_frames
 
     results = tmp_path / "results"
     sel = _selected()
@@ -228,5 +229,6 @@ def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_pa
     # what regenerate writes (summary_frames: the one place a folder's settings are resolved)
     selected, _ = collect_selected(results, jobs=1)
     assert summary_frames(results, selected)[0]["meta"]["baseline"] == "TS-Ref.+TS"
-    frames, _ = summary_frames(results, selected, view={"figures_baseline": "Brier+TS"})
+    frames, _ = summary_frames(results, selected,
+                               Redraw(view={"figures_baseline": "Brier+TS"}))
     assert frames["meta"]["baseline"] == "Brier+TS"

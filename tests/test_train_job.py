@@ -16,27 +16,22 @@ import pytest
 import torch
 import xgboost as xgb
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import train_job
 from fixtures.signals import interruptible
 
 import tabbench
 from tabbench import metrics
 from tabbench.cli import main as cli_main
+from tabbench.core.layout import failures_path, part_dir
 from tabbench.data.dataset import load_split_data
 from tabbench.metrics import losses
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.mlp import MLPTrainer
 from tabbench.models.recorder import check_records
 from tabbench.models.registry import get_trainer
+from tabbench.models.runs_schema import TEST_METRIC_IDS, column_on_test, val_column
 from tabbench.models.xgboost import XGBoostTrainer, positional, to_logits
-from tabbench.runs_schema import TEST_METRIC_IDS, val_column
-from tabbench.runs_schema import test_column as _test_column
-from tabbench.train_job import (
-    TrainInterrupted,
-    failures_path,
-    part_dir,
-    run_train_job,
-    stop_on_signals,
-)
+from tabbench.study.signals import TrainInterrupted, stop_on_signals
 
 SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
 EPOCHS = {"xgboost_default": 6, "xgboost_tuned": 9, "mlp": 4}
@@ -54,14 +49,14 @@ def dataset(tmp_path_factory):
 def run(model, dataset, out, n_configs=2, seed=0, epochs=EPOCHS, **kw):
     processed, splits = dataset
     kw.setdefault("progress", io.StringIO())
-    return run_train_job(model, "toy", 1, processed, splits, out, n_configs=n_configs,
-                         epochs=epochs, seed=seed, **kw)
+    return train_job(model, "toy", 1, processed, splits, out, n_configs=n_configs,
+                     epochs=epochs, seed=seed, **kw)
 
 
 def _metric_cols():
     cols = [val_column(m) for m in stopping_metric_ids()] + ["beta"]
     for m in TEST_METRIC_IDS:
-        cols += [_test_column(m), _test_column(m, True)]
+        cols += [column_on_test(m), column_on_test(m, True)]
     return cols
 
 
@@ -117,7 +112,7 @@ def test_xgboost_metrics_equal_fresh_evaluation_of_that_round(dataset, tmp_path)
 
     df = run("xgboost", dataset, tmp_path / "x.parquet", n_configs=1, trainer_factory=factory)
     data = load_split_data(*dataset, 1)
-    bst = trainers[1].booster  # config 1
+    bst = trainers[-1].booster  # config 1, the last trained
     dval, dtest = (xgb.DMatrix(positional(X), enable_categorical=True)
                    for X in (data.X_val, data.X_test))
     for r in (1, 5, 9):
@@ -249,7 +244,7 @@ def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
     mtimes = {c: (parts / f"config{c}.parquet").stat().st_mtime_ns for c in done}
 
     log2 = io.StringIO()
-    resumed = run_train_job(
+    resumed = train_job(
         "xgboost", "toy", 0, processed, splits, killed, n_configs=4,
         epochs={"xgboost_default": 60, "xgboost_tuned": 60}, seed=0, progress=log2,
         metrics=_MtimeProbe(parts, mtimes),
@@ -261,9 +256,9 @@ def test_killed_job_resumes_and_redoes_at_most_one_config(tmp_path):
         assert (f"config {c} ({c + 1}/5) already done" in text) == (c in done)
     assert not parts.exists()
 
-    fresh = run_train_job("xgboost", "toy", 0, processed, splits, tmp_path / "fresh.parquet",
-                          n_configs=4, epochs={"xgboost_default": 60, "xgboost_tuned": 60},
-                          seed=0, progress=io.StringIO())
+    fresh = train_job("xgboost", "toy", 0, processed, splits, tmp_path / "fresh.parquet",
+                      n_configs=4, epochs={"xgboost_default": 60, "xgboost_tuned": 60},
+                      seed=0, progress=io.StringIO())
     pd.testing.assert_frame_equal(resumed.drop(columns="fit_seconds"),
                                   fresh.drop(columns="fit_seconds"))
 
@@ -319,13 +314,14 @@ def test_signal_stops_the_job_promptly_and_keeps_finished_configs(
     assert "Traceback" not in text
     assert f"({len(kept)} of 4)" in text and f"config {len(kept)} was in progress" in text
     parts = part_dir(out)
-    assert sorted(p.name for p in parts.glob("config*")) == [f"config{c}.parquet" for c in kept]
+    assert sorted(p.name for p in parts.glob("config*.parquet")) == [f"config{c}.parquet"
+                                                          for c in kept]
     assert not list(parts.glob(".*.tmp")) and not out.exists()
     if kept:  # resumed: the kept config is not trained again
         resumed = io.StringIO()
-        run_train_job(model, "toy", 0, processed, splits, out, n_configs=3,
-                      epochs={"xgboost_default": 20, "xgboost_tuned": 5},
-                      seed=0, progress=resumed)  # fmt: skip
+        train_job(model, "toy", 0, processed, splits, out, n_configs=3,
+                  epochs={"xgboost_default": 20, "xgboost_tuned": 5},
+                  seed=0, progress=resumed)  # fmt: skip
         assert "config 0 (1/4) already done (part file)" in resumed.getvalue()
         assert out.exists() and not parts.exists()
 
@@ -363,11 +359,11 @@ class _MtimeProbe:
         self._check()
         return metrics.stopping_metrics_batched(*a)
 
-    def test_metrics_batched(self, *a):
-        return metrics.test_metrics_batched(*a)
+    def metrics_on_test_batched(self, *a):
+        return metrics.metrics_on_test_batched(*a)
 
 
-# --- device: tabbench.gpu.acquire_device held around the loop (issue 7) ---------------------
+# --- device: tabbench.core.gpu.acquire_device held around the loop ---------------------
 
 @pytest.fixture
 def no_cuda(monkeypatch):
@@ -379,7 +375,7 @@ def no_cuda(monkeypatch):
 
 def test_cuda_without_cuda_falls_back_to_cpu_with_a_warning(dataset, tmp_path, no_cuda, caplog):
     log = io.StringIO()
-    with caplog.at_level("WARNING", logger="tabbench.gpu"):
+    with caplog.at_level("WARNING", logger="tabbench.core.gpu"):
         df = run("mlp", dataset, tmp_path / "fb.parquet", n_configs=0, device="cuda",
                  allow_cpu_fallback=True, gpu_lock_dir=tmp_path / "locks", progress=log)
     check_records(df, {0: EPOCHS["mlp"]})
@@ -389,7 +385,7 @@ def test_cuda_without_cuda_falls_back_to_cpu_with_a_warning(dataset, tmp_path, n
 
 
 def test_cuda_without_cuda_and_no_fallback_fails_before_training(dataset, tmp_path, no_cuda):
-    from tabbench.gpu import GpuUnavailableError
+    from tabbench.core.gpu import GpuUnavailableError
 
     out = tmp_path / "nofb.parquet"
     with pytest.raises(GpuUnavailableError, match="allow_cpu_fallback"):
@@ -409,7 +405,7 @@ def test_cli_names_the_config_key_when_cuda_is_missing(dataset, tmp_path, no_cud
     assert "Traceback" not in err and not out.exists()
     assert cli_main([*argv, "--allow-cpu-fallback", "true"]) == 0
     err = capsys.readouterr().err
-    assert "WARNING tabbench.gpu" in err and "falling back to CPU" in err, err
+    assert "WARNING tabbench.core.gpu" in err and "falling back to CPU" in err, err
     check_records(pd.read_parquet(out), {0: 2})
 
 

@@ -10,14 +10,16 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures.data_fixtures import write_processed_toy
+from fixtures.jobs import replay_job, train_job
 
 from tabbench.cli import main as cli_main
+from tabbench.core.layout import failures_path, part_dir
+from tabbench.core.provenance import read_runs_provenance
 from tabbench.models.base import GroupChunk
 from tabbench.models.recorder import check_records
 from tabbench.models.registry import get_trainer
 from tabbench.models.stacked import plan
-from tabbench.provenance import read_runs_provenance
-from tabbench.train_job import TrainInterrupted, failures_path, part_dir, run_train_job
+from tabbench.study.signals import TrainInterrupted
 
 EPOCHS = {"mlp": 3, "realmlp": 3}
 #: what changes from run to run (times), not what a run computes
@@ -32,8 +34,8 @@ def dataset(tmp_path_factory):
 def run(model, dataset, out, n_configs=4, epochs=EPOCHS, **kw):
     processed, splits = dataset
     kw.setdefault("progress", io.StringIO())
-    return run_train_job(model, "toy", 0, processed, splits, out, n_configs=n_configs,
-                         epochs=epochs, seed=0, **kw)
+    return train_job(model, "toy", 0, processed, splits, out, n_configs=n_configs,
+                     epochs=epochs, seed=0, **kw)
 
 
 def _values(df):
@@ -230,20 +232,19 @@ def test_cli_members_flag(dataset, tmp_path, capsys):
 
 
 def test_replay_of_a_stacked_job_reproduces_its_records(dataset, tmp_path):
-    from tabbench.replay import run_replay_job
 
     processed, splits = dataset
     runs = tmp_path / "r.parquet"
     run("mlp", dataset, runs, n_configs=3, members=4)
-    result = run_replay_job(runs, processed, splits, tmp_path / "r.npz", seed=0,
-                            progress=io.StringIO())
+    result = replay_job(runs, processed, splits, tmp_path / "r.npz", seed=0,
+                        progress=io.StringIO())
     assert result.sidecar["trained_with"]["training"] == "stacked"
     for entry in result.sidecar["selections"].values():
         assert entry["val_logloss_replayed"] == pytest.approx(entry["val_logloss_recorded"],
                                                               rel=1e-5)
     # replayed through the sequential trainer instead, a config with dropout does not match
-    from tabbench.replay import ReplayMismatchError, replay_split
-    from tabbench.select import read_records
+    from tabbench.diagnostics.replay import ReplayMismatchError, ReplaySpec, replay_split
+    from tabbench.summary.select import read_records
 
     records = read_records(runs).to_pandas()
     from tabbench.data.dataset import load_split_data
@@ -254,5 +255,5 @@ def test_replay_of_a_stacked_job_reproduces_its_records(dataset, tmp_path):
     assert with_dropout  # the seed's configs 1-3 draw some dropout
     sub = records[records["config"].isin(with_dropout)]
     with pytest.raises(ReplayMismatchError):
-        replay_split(sub, data, seed=0, progress=io.StringIO(), stacked=False)
+        replay_split(sub, data, ReplaySpec(seed=0), progress=io.StringIO(), stacked=False)
     assert np.isfinite(records["val_logloss"]).all()

@@ -1,5 +1,5 @@
 """The MLP's one-hot cap (config mlp_max_one_hot_levels) reaches the preprocessor through
-``tabbench train --mlp-max-one-hot-levels`` and ``run_train_job(trainer_options=...)``, is
+``tabbench train --mlp-max-one-hot-levels`` and ``train_job(trainer_options=...)``, is
 checked before anything runs, and is part of the job identity a resume checks."""
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.jobs import train_job
 
 from tabbench.cli import main as cli_main
+from tabbench.core.layout import part_dir
 from tabbench.data.dataset import LABEL_COLUMN
 from tabbench.models.mlp import MLPPreprocessor, MLPTrainer
 from tabbench.models.mlp_config import MAX_ONE_HOT_LEVELS as MLP_MAX_ONE_HOT_LEVELS
 from tabbench.models.recorder import check_records
-from tabbench.train_job import part_dir, run_train_job
 
 N_LEVELS = 30
 
@@ -102,11 +103,11 @@ def test_cli_cap_for_another_model_is_an_error(dataset, tmp_path, capsys):
 def test_job_checks_options_before_anything_runs(dataset, tmp_path):
     out = tmp_path / "bad.parquet"
     with pytest.raises(ValueError, match=r"model 'xgboost' takes no trainer option"):
-        run_train_job("xgboost", "toy", 0, *dataset, out, n_configs=0, epochs={"xgboost_default":
-                      2}, seed=0, trainer_options={"max_one_hot_levels": 5})
+        train_job("xgboost", "toy", 0, *dataset, out, n_configs=0, epochs={"xgboost_default":
+                  2}, seed=0, trainer_options={"max_one_hot_levels": 5})
     with pytest.raises(ValueError, match="mlp_max_one_hot_levels.*integer >= 2"):
-        run_train_job("mlp", "toy", 0, *dataset, out, n_configs=0, epochs={"mlp": 1}, seed=0,
-                      trainer_options={"max_one_hot_levels": 1})
+        train_job("mlp", "toy", 0, *dataset, out, n_configs=0, epochs={"mlp": 1}, seed=0,
+                  trainer_options={"max_one_hot_levels": 1})
     assert not part_dir(out).exists()
 
 
@@ -133,12 +134,12 @@ def test_resume_keeps_parts_only_for_the_same_cap(dataset, tmp_path, fitted, rer
 
     # first run at the default cap, killed when config 1 starts: config 0's part file stays
     with pytest.raises(_Killed):
-        run_train_job("mlp", "toy", 0, *dataset, out, trainer_factory=killed_at_config_1, **kw)
+        train_job("mlp", "toy", 0, *dataset, out, trainer_factory=killed_at_config_1, **kw)
     assert (part_dir(out) / "config0.parquet").exists()
     assert "trainer_options" not in json.loads((part_dir(out) / "job.json").read_text())
     fitted.clear()
-    run_train_job("mlp", "toy", 0, *dataset, out, **kw,
-                  trainer_options={"max_one_hot_levels": rerun_cap})
+    train_job("mlp", "toy", 0, *dataset, out, **kw,
+              trainer_options={"max_one_hot_levels": rerun_cap})
     # same cap: only config 1 is trained; another cap: config 0 is retrained as well
     assert len(fitted) == (2 if config0_retrained else 1), fitted
     assert all(cap == rerun_cap for cap, _ in fitted)

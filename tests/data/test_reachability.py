@@ -1,4 +1,4 @@
-"""Whether OpenML is reachable is learned once and shared by the fetch jobs (issue 15): the
+"""Whether OpenML is reachable is learned once and shared by the fetch jobs: the
 probe, the per-host state file, the lock that makes concurrent jobs wait for one probe, and the
 OpenML source skipping the network (and openml-python) for uncached datasets when offline."""
 

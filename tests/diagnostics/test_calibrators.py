@@ -176,7 +176,7 @@ def test_none_and_ts_scores_equal_the_records_definitions(k):
     z_test, y_test = logits_and_labels(400, k, 6)
     got = calibrate_and_score(z_val, y_val, z_test, y_test)
     beta = TemperatureScaling().fit(z_val, y_val).beta_
-    rec = metrics.test_metrics_batched(z_test[None], y_test, np.array([beta]), len(y_val))
+    rec = metrics.metrics_on_test_batched(z_test[None], y_test, np.array([beta]), len(y_val))
     for m in ("logloss", "brier", "ece"):
         assert got["none"][m] == pytest.approx(rec[m][0], rel=1e-6), m
         assert got["ts"][m] == pytest.approx(rec[f"{m}_ts"][0], rel=1e-6), m

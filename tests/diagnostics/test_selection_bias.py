@@ -1,6 +1,6 @@
 """Winner's curse and regret from the records: hand-computed optimism, regret and subset
 curves, the exact subset average against seeded random draws, and the selection against
-tabbench.select."""
+tabbench.summary.select."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tabbench.diagnostics.selection_bias import (
     split_selection_bias,
     winner_probabilities,
 )
-from tabbench.select import select_table
+from tabbench.summary.select import select_table
 
 
 def hand_records() -> dict[str, np.ndarray]:

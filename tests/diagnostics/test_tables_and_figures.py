@@ -12,14 +12,14 @@ import pytest
 from fixtures.replay_fixtures import write_fake_replay
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
-from tabbench.comparisons import describe
+from tabbench.core.layout import ResultsLayout, replay_sidecar
 from tabbench.diagnostics.collect import discover_tasks
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.diagnostics.selection_bias import MAIN_TARGET
 from tabbench.diagnostics.summaries import POOLED
 from tabbench.diagnostics.tables import diagnose, read_diagnostics
-from tabbench.layout import ResultsLayout, replay_sidecar
 from tabbench.plots.diagnostics import make_diagnostic_figures
+from tabbench.summary.comparisons import describe
 
 MODELS = ["xgboost", "mlp"]
 DATASETS = [SyntheticDataset("bin_a", 2_000, 2), SyntheticDataset("multi_b", 2_500, 4)]

@@ -9,7 +9,7 @@ import tabbench.metrics as M
 import tabbench.metrics.temperature as T
 from tabbench.metrics.losses import auroc_scores, brier_proba, ece_proba, logloss_proba
 from tabbench.metrics.registry import stopping_metric_ids
-from tabbench.runs_schema import TEST_METRIC_IDS
+from tabbench.models.runs_schema import TEST_METRIC_IDS
 
 RTOL = {"ts_ref_brier": 2e-6, "brier": 2e-6}  # float32 evaluation; others to 1e-6
 
@@ -76,7 +76,7 @@ def test_non_finite_epoch_gives_nan_not_exception(make, bad):
         assert np.isnan(out[m][2]), m
         np.testing.assert_allclose(out[m][[0, 1, 3]], clean[m][[0, 1, 3]], rtol=1e-6)
     assert np.isnan(M.fit_temperature_batched(z, y)[2])
-    test = M.test_metrics_batched(z, y, clean["beta"], 150)
+    test = M.metrics_on_test_batched(z, y, clean["beta"], 150)
     assert all(np.isnan(v[2]) and np.isfinite(v[[0, 1, 3]]).all() for v in test.values())
     z_all_bad = np.full_like(z, np.nan)
     assert all(np.isnan(v).all() for v in M.stopping_metrics_batched(z_all_bad, y).values())
@@ -87,7 +87,7 @@ def test_test_metrics_batched_is_post_hoc_ts(make, k):
     z_val, y_val = make(300, k, scale=3.0, n_epochs=3, seed=11)
     z_test, y_test = make(200, k, scale=3.0, n_epochs=3, seed=12)
     beta = M.fit_temperature_batched(z_val, y_val)
-    out = M.test_metrics_batched(z_test, y_test, beta, n_fit=300)
+    out = M.metrics_on_test_batched(z_test, y_test, beta, n_fit=300)
     assert set(out) == {f"{m}{s}" for m in TEST_METRIC_IDS for s in ("", "_ts")}
     for e in range(3):
         ts = M.TemperatureScaling().fit(z_val[e], y_val)
@@ -110,10 +110,10 @@ def test_test_metrics_batched_is_post_hoc_ts(make, k):
 
 def test_test_metrics_bad_beta(make):
     z, y = make(100, 3, n_epochs=3, seed=13)
-    out = M.test_metrics_batched(z, y, np.array([1.0, np.nan, -1.0]), n_fit=50)
+    out = M.metrics_on_test_batched(z, y, np.array([1.0, np.nan, -1.0]), n_fit=50)
     assert np.isfinite(out["logloss"]).all()
     assert np.isfinite(out["logloss_ts"][0]) and np.isnan(out["logloss_ts"][1:]).all()
     with pytest.raises(ValueError, match="beta_E"):
-        M.test_metrics_batched(z, y, np.ones(2), n_fit=50)
+        M.metrics_on_test_batched(z, y, np.ones(2), n_fit=50)
     with pytest.raises(ValueError, match="n_fit"):
-        M.test_metrics_batched(z, y, np.ones(3), n_fit=0)
+        M.metrics_on_test_batched(z, y, np.ones(3), n_fit=0)

@@ -339,17 +339,17 @@ def dataset(tmp_path_factory):
 
 
 def _run(dataset, out, factory, n_configs=2):
-    from tabbench.train_job import run_train_job
+    from fixtures.jobs import train_job
 
     processed, splits = dataset
-    return run_train_job("lightgbm", "toy", 1, processed, splits, out, n_configs=n_configs,
-                         epochs=EPOCHS, seed=0, progress=io.StringIO(), trainer_factory=factory)
+    return train_job("lightgbm", "toy", 1, processed, splits, out, n_configs=n_configs,
+                     epochs=EPOCHS, seed=0, progress=io.StringIO(), trainer_factory=factory)
 
 
 def test_train_job_records_every_epoch_of_every_config(dataset, tmp_path):
+    from tabbench.core.layout import failures_path
     from tabbench.data.dataset import load_split_data
     from tabbench.search import stable_seed
-    from tabbench.train_job import failures_path
 
     trainers = []
 
@@ -385,7 +385,7 @@ def test_train_job_records_every_epoch_of_every_config(dataset, tmp_path):
 def test_train_job_records_failing_and_diverging_configs(dataset, tmp_path):
     """Config 1 fails (invalid num_leaves): in the failures sidecar, the job goes on. Config 2
     diverges (non-finite logits): every epoch recorded, with NaN metrics."""
-    from tabbench.train_job import failures_path
+    from tabbench.core.layout import failures_path
 
     replaced = iter([None, {"num_leaves": 1}, {"learning_rate": 1e39}])
 

@@ -9,8 +9,15 @@ import pytest
 
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.base import EpochChunk
-from tabbench.models.recorder import EpochRecorder, check_records, chunk_length, empty_records
-from tabbench.runs_schema import TEST_METRIC_IDS, record_columns
+from tabbench.models.recorder import (
+    EpochRecorder,
+    Labels,
+    RunKey,
+    check_records,
+    chunk_length,
+    empty_records,
+)
+from tabbench.models.runs_schema import TEST_METRIC_IDS, record_columns
 
 
 def _tagging_metrics(calls):
@@ -34,7 +41,7 @@ def _tagging_metrics(calls):
             out[m], out[m + "_ts"] = tag + 100 + i, tag + 200 + i
         return out
 
-    return types.SimpleNamespace(stopping_metrics_batched=stopping, test_metrics_batched=test)
+    return types.SimpleNamespace(stopping_metrics_batched=stopping, metrics_on_test_batched=test)
 
 
 def _chunk(first, E, n_val=4, n_test=5, K=3, bad=()):
@@ -47,11 +54,9 @@ def _chunk(first, E, n_val=4, n_test=5, K=3, bad=()):
 
 
 def _recorder(n_epochs, calls, K=3):
-    return EpochRecorder(
-        model="mlp", dataset="toy", split=2, config=4, params={"lr": 0.1, "b": [1]},
-        y_val=np.arange(4) % K, y_test=np.arange(5) % K, n_train=17, n_classes=K,
-        n_epochs=n_epochs, metrics=_tagging_metrics(calls),
-    )
+    return EpochRecorder(RunKey("mlp", "toy", 2, 4), {"lr": 0.1, "b": [1]},
+                         Labels(np.arange(4) % K, np.arange(5) % K, n_train=17, n_classes=K),
+                         n_epochs, metrics=_tagging_metrics(calls))
 
 
 def test_rows_follow_the_epochs_of_each_chunk():

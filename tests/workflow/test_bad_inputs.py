@@ -1,4 +1,4 @@
-"""Bad input end to end (issue 7): a suite of broken datasets next to good ones, in the bundled
+"""Bad input end to end: a suite of broken datasets next to good ones, in the bundled
 format and in TALENT's layout (tests/fixtures/bad_datasets.py), run through the workflow with
 --keep-going. Good datasets complete; every broken one ends in a clear message and a row in a
 report (data/datasets.csv, data/unavailable.csv, the train failures sidecar); nothing is

@@ -1,4 +1,4 @@
-"""Config faults (issues 7, 15): a configuration that violates
+"""Config faults: a configuration that violates
 workflow/schemas/config.schema.yaml is rejected before any job starts, with the key, the reason
 and the allowed values in the last lines of the output and without the config dictionary
 (Snakemake's own validate() printed the reason on line 5 of a 125-line dump); a target naming a

@@ -1,4 +1,4 @@
-"""The full-suite DAG (issue 7): `snakemake -n` of the paper preset after the checkpoint, i.e.
+"""The full-suite DAG: `snakemake -n` of the paper preset after the checkpoint, i.e.
 3 models × 196 kept datasets × 5 splits = 2,940 train jobs, must take < 60 s on 2 cores.
 The fixture and the timing are benchmarks/dag_dry_run.py's (run it to see the numbers)."""
 

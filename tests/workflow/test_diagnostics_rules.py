@@ -1,4 +1,4 @@
-"""The diagnostics rules (issue 14): `figures` draws the diagnostic figures from what results/
+"""The diagnostics rules: `figures` draws the diagnostic figures from what results/
 holds and never plans a replay; `replay`/`diagnostics` plan one replay per split; fresh replay
 files are used, stale ones neither used nor replayed; and (slow) the whole thing end to end on
 the smoke preset: `snakemake replay diagnostics` retrains, passes the self-check and writes
@@ -26,9 +26,9 @@ from test_results_rules import (  # noqa: F401  (workspace is a fixture)
 )
 from workspace import Workspace
 
+from tabbench.core.layout import ResultsLayout, replay_sidecar
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS, DIAGNOSTIC_TABLE_FILES
-from tabbench.layout import ResultsLayout, replay_sidecar
-from tabbench.presets import PRESETS
+from tabbench.settings.presets import PRESETS
 
 REPO = Path(__file__).resolve().parents[2]
 

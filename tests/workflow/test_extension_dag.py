@@ -22,7 +22,7 @@ from fixtures.plugin_dists import (
 )
 from workspace import Workspace
 
-from tabbench.runs_schema import val_column
+from tabbench.models.runs_schema import val_column
 
 
 def test_smoke_dag_records_selects_and_reports_an_installed_metric_and_model(tmp_path):

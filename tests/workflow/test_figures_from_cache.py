@@ -1,4 +1,4 @@
-"""Figures and reports from a results folder, whatever config produced it (issue 15).
+"""Figures and reports from a results folder, whatever config produced it.
 
 A real run of the smoke preset (`snakemake --cores 2 --config preset=smoke`) in a temporary copy
 of the workflow; afterwards, with no --config repeated:
@@ -215,10 +215,9 @@ def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
     (ws.root / "extra.yaml").write_text(EXTRA)
     log = tmp_path / "run.log"
     # The profile as users get it (no --retries): a Ctrl-C stops the run and no job is run
-    # again. (It once was: the test process had SIGINT ignored, as `pytest &` from a script
-    # has, so Snakemake ignored the SIGINT while the train job stopped on it, and the
-    # profile's retry restarted the job; ws.popen now starts Snakemake as a terminal's
-    # foreground job, the job keeps an inherited ignore and the profile does not retry.)
+    # again. ws.popen starts Snakemake as a terminal's foreground job: a test process with
+    # SIGINT ignored (as `pytest &` from a script has) would make Snakemake ignore the SIGINT
+    # while the train job stopped on it, and a retrying profile would restart the job.
     proc = ws.popen(["--cores", "2", "--configfile", "extra.yaml", "--config",
                      "preset=smoke", "suite=[kc1]", "models=[xgboost,mlp]", "n_configs=3"], log)
     runs = ws.root / "results" / "runs"
@@ -256,7 +255,7 @@ def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
     _assert_no_data_or_training(ws)
 
 
-# slow: a legacy folder (from before run_config.yaml) on a full smoke training (~45 s)
+# slow: a folder without run_config.yaml on a full smoke training (~45 s)
 @pytest.mark.slow
 def test_a_folder_from_before_run_config_gets_one_from_its_next_training(smoke, tmp_path):
     with _restored(smoke, tmp_path) as ws:

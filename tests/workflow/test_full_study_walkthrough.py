@@ -14,7 +14,7 @@ from command to command), with only these changes, each checked to still apply:
   fit (:func:`plant_calibration_jobs`); ``benchmarks/`` is the checkout's.
 
 A renamed key, a setting that a later command contradicts (the folder refuses it), a command the
-CLI no longer takes, a wrong path to the data summary: each fails the walk here.
+CLI does not take, a wrong path to the data summary: each fails the walk here.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 from workspace import REPO, Workspace, job_stats
 
 from tabbench.data.manifest import demo_manifest
-from tabbench.presets import PRESETS, resolve_config
-from tabbench.run_config import remember
+from tabbench.settings.presets import PRESETS, resolve_config
+from tabbench.settings.run_config import remember
 
 PAGE = REPO / "docs" / "full-study.md"
 MARK = "<!-- full-study-walkthrough -->"
@@ -123,7 +123,7 @@ def test_every_change_the_walk_makes_still_applies():
     here, rather than leaving the walk to run something else than the page says."""
     text = "\n".join(walkthrough_blocks(PAGE.read_text()))
     for old in (*SUBSTITUTIONS, *DROPPED):
-        assert old in text, f"the walk-through no longer says {old!r}: update the test"
+        assert old in text, f"the walk-through does not say {old!r}: update the test"
 
 
 def test_the_demo_folder_refuses_the_full_study_so_the_walk_needs_its_own_folders(tmp_path):

@@ -1,4 +1,4 @@
-"""Network faults end to end (issues 7, 15): the data stage with ``sources=[openml,bundled]``
+"""Network faults end to end: the data stage with ``sources=[openml,bundled]``
 while OpenML is unreachable, failing or silent. Each dataset ends with a clear message naming
 what OpenML did, falls back to the bundled copy, uses openml-python's cache when it holds the
 dataset, and never waits longer than the configured ``openml_timeout`` (retries bounded).
@@ -192,11 +192,11 @@ def test_openml_failures_fall_back_within_the_timeout(tmp_path, failing_openml):
 
 @pytest.mark.slow
 def test_paper_preset_data_stage_offline(tmp_path):
-    """Issue 15's "done when": the paper preset's data stage (200 datasets, ~400 jobs) with
-    OpenML refusing connections ends in minutes (it took about an hour when every fetch job
-    found out on its own), keeps the bundled datasets, lists the rest in unavailable.csv and
-    ends with the summary line. The bound is the old hour's half, not the target: the point is
-    the order of magnitude on whatever machine runs it; the time is printed."""
+    """The paper preset's data stage (200 datasets, ~400 jobs) with OpenML refusing
+    connections ends in minutes (about an hour if every fetch job found out on its own), keeps
+    the bundled datasets, lists the rest in unavailable.csv and ends with the summary line. The
+    bound is half that hour, not the target: the point is the order of magnitude on whatever
+    machine runs it; the time is printed."""
     from tabbench.data.manifest import demo_manifest, suite_names
 
     ws = Workspace(tmp_path / "wf", demo=None)

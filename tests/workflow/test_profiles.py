@@ -75,7 +75,7 @@ FAILS_ONCE = textwrap.dedent(
 def test_default_profile_does_not_retry(tmp_path: Path) -> None:
     """A failed job (here: exit 130, as a train job stopped by SIGINT ends) is not run again:
     on a workstation a retry gets no more room than the first try, and a stopped job must stay
-    stopped (issue 22)."""
+    stopped."""
     (tmp_path / "Snakefile").write_text(FAILS_ONCE)
     proc = _snakemake(tmp_path, "--workflow-profile", str(PROFILES["default"]))
     assert proc.returncode != 0

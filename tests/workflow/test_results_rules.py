@@ -25,7 +25,7 @@ import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.plots import FIGURES
-from tabbench.select import write_selected
+from tabbench.summary.select import write_selected
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "workflow" / "rules"
@@ -190,6 +190,15 @@ def test_what_the_figures_compare_is_a_redraw_setting_checked_before_any_job(wor
     assert meta["baseline"] == "TS-Ref.+TS"
     # and going back to the paper's redraws (the job's params changed), nothing upstream
     assert _planned_jobs(ws, "figures") == {"regenerate": 1, "figures": 1}
+
+
+def test_a_large_threshold_of_0_reaches_the_regenerate_job_as_0(workspace: Path):
+    """``figures_large_rows: 0`` (every dataset large) is a value of the schema, so the
+    regenerate job gets 0, not the paper's 10,000 that an unset threshold would get."""
+    proc = _snakemake(workspace, "-n", "-p", "figures", "--config", "figures_large_rows=0")
+    commands = [line for line in (proc.stdout + proc.stderr).splitlines()
+                if line.startswith("Shell command: tabbench figures")]
+    assert len(commands) == 1 and " --large-rows 0 " in commands[0], commands
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Crash safety end to end (issue 7): SIGKILL a Snakemake run of the smoke preset mid-training,
+"""Crash safety end to end: SIGKILL a Snakemake run of the smoke preset mid-training,
 rerun the same command, and check that
 
 - train jobs that Snakemake had reported finished are not rerun (outputs untouched, no train

@@ -1,12 +1,12 @@
-"""The real pipeline end to end, in the fast suite (issue 12 item 6): the smoke preset's whole DAG
+"""The real pipeline end to end, in the fast suite: the smoke preset's whole DAG
 (fetch, filter, checkpoint, split, train every model including RealMLP and LightGBM, select,
 aggregate, figures, HTML report) run by Snakemake in a temporary copy of the workflow, with the code
 under test. The unit tests check each piece; this checks that they still fit together: the rules'
 command lines match the CLI, the file contracts between steps hold, and the default target is
 complete.
 
-Run under umask 022 so that it also checks that every output is readable by others (issue 15:
-atomic writes used to leave every file 0600).
+Run under umask 022 so that it also checks that every output is readable by others (an atomic
+write through a temporary file of mode 0600 would leave the output unreadable to them).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, METRIC_LABEL, install
 from workspace import Workspace, job_stats
 
 from tabbench.models.recorder import check_records
+from tabbench.models.runs_schema import val_column
 from tabbench.plots import figure_files
-from tabbench.presets import PRESETS
-from tabbench.runs_schema import val_column
+from tabbench.settings.presets import PRESETS
 
 SMOKE = PRESETS["smoke"]
 MODELS = SMOKE["models"]
@@ -115,7 +115,7 @@ def test_the_report_opens_on_the_study_title_in_a_browser(smoke_run, tmp_path):
     takes most of the window's width rather than a narrow column beside the rule graph.
     Snakemake's own layout centres the long page vertically, its title out of reach above the
     window: workflow/report/report.css undoes that."""
-    from tabbench.study_description import TITLE
+    from tabbench.report.study_description import TITLE
 
     browser = browser_or_skip()
     ws, _ = smoke_run
@@ -230,7 +230,7 @@ def _patience_reference(values, p: int) -> tuple[int, int]:
 
 def test_the_stopping_rules_are_selected_claimed_and_drawn(smoke_run):
     from tabbench.metrics.registry import stopping_metric_ids
-    from tabbench.stopping_rules import patiences_for
+    from tabbench.summary.stopping_rules import patiences_for
 
     ws, _ = smoke_run
     results = ws.root / "results"

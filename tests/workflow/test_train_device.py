@@ -1,6 +1,6 @@
 """The GPU-claim config keys (allow_cpu_fallback, gpu_lock_dir, gpu_claim_timeout,
 gpu_jobs_per_device) and the stacked path's (network_members, network_memory_gb) reach the NN
-train jobs' command lines under device: cuda, and only theirs (issues 7, 19)."""
+train jobs' command lines under device: cuda, and only theirs."""
 
 import sys
 from pathlib import Path
@@ -81,7 +81,7 @@ def test_cuda_config_on_a_cpu_machine_falls_back_and_claim_settings_do_not_rerun
     assert res.returncode == 0, res.stderr[-3000:] + res.stdout[-3000:]
     for ds in ("toy", "toy2"):
         log = (project / "results" / "logs" / "train" / "mlp" / ds / "split0.log").read_text()
-        assert "WARNING tabbench.gpu: device 'cuda' requested but CUDA is not available" in log
+        assert "WARNING tabbench.core.gpu: device 'cuda' requested but CUDA is not available" in log
         assert "device=cpu" in log and "done: 2 configs recorded" in log
     # how a GPU is claimed does not change the records: no rerun when those settings change
     again = snakemake(
@@ -105,8 +105,8 @@ def test_a_stacked_study_records_every_epoch_and_switching_the_path_retrains(tmp
     switching the folder to one config at a time retrains the network jobs."""
     import yaml
 
+    from tabbench.core.provenance import read_runs_provenance
     from tabbench.models.recorder import check_records
-    from tabbench.provenance import read_runs_provenance
 
     project = make_project(tmp_path, models=["mlp"], n_splits=1, n_configs=3,
                            network_members=3)

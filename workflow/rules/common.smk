@@ -4,7 +4,7 @@
 # editing the Snakefile; likewise START_FUNCTIONS / END_FUNCTIONS, since Snakemake keeps a single
 # onstart/onsuccess/onerror handler (a second one would silently replace the first).
 #
-# The configuration (tabbench.run_config): config.yaml and --config/--configfile, validated with
+# The configuration (tabbench.settings.run_config): config.yaml and --config/--configfile, validated with
 # short errors; on a results folder that has a run_config.yaml (the settings it was produced
 # with), that file takes config.yaml's place and a --config that disagrees with it is refused.
 # The first run that starts jobs writes run_config.yaml (remember_run_config, a start hook).
@@ -13,9 +13,9 @@ import sys
 
 import yaml
 
-from tabbench.layout import DataLayout, ResultsLayout
-from tabbench.config_schema import ConfigError
-from tabbench.run_config import remember, settle
+from tabbench.core.layout import DataLayout, ResultsLayout
+from tabbench.settings.schema import ConfigError
+from tabbench.settings.run_config import remember, settle
 
 
 def _workflow_configfiles():
@@ -101,7 +101,7 @@ def draws_from_cache():
 
 def remember_run_config():
     """Start hook: a run that starts jobs on a folder without run_config.yaml writes it (not one
-    that only draws figures from a folder written before run_config.yaml existed)."""
+    that only draws figures from a folder without run_config.yaml)."""
     if SETTLED.stored is None and not draws_from_cache():
         if remember(RESULTS, CFG):
             print(

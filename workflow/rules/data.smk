@@ -1,5 +1,5 @@
 # Data rules (docs/design.md §3): fetch -> filter -> one checkpoint (the kept list) -> split.
-# Paths: tabbench.layout (DATA_LAYOUT). A dataset that is neither in the suite nor known to a
+# Paths: tabbench.core.layout (DATA_LAYOUT). A dataset that is neither in the suite nor known to a
 # chosen source is rejected while the DAG is built (check_dataset in data_helpers.smk).
 #
 # A data problem (no source has a dataset, unusable data, a dataset dropped by the filter) is a
@@ -9,7 +9,8 @@
 # splits_path(ds)) are in data_helpers.smk.
 #
 # In the terminal: at the start, whether OpenML is reachable (probed once per run and machine,
-# shared by the fetch jobs: offline, the ~200 fetch jobs no longer each find out on their own);
+# shared by the fetch jobs, so that offline the ~200 fetch jobs do not each find out on their
+# own);
 # at the end, one summary line of the data stage (kept, dropped, unavailable and why, what to
 # do). Both are hooks of common.smk (START_FUNCTIONS, END_FUNCTIONS) registered in
 # data_helpers.smk.

@@ -1,5 +1,5 @@
 # Helpers of the data rules (workflow/rules/data.smk), kept apart from the rules as Snakemake's
-# linter asks. Paths come from tabbench.layout (DATA_LAYOUT, common.smk). What downstream rule
+# linter asks. Paths come from tabbench.core.layout (DATA_LAYOUT, common.smk). What downstream rule
 # files may use -
 #   DATASETS             the suite's dataset names (before filtering)
 #   kept_datasets()      names of the kept datasets; Snakemake re-evaluates callers after the
@@ -18,7 +18,7 @@ import time
 
 from tabbench.data.manifest import known_names, suite_names, unknown_dataset_message
 from tabbench.data.pipeline import not_kept_reason, read_kept
-from tabbench.presets import row_cap
+from tabbench.settings.presets import row_cap
 
 DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
 # an excluded name the suite does not hold stops the run before any job, in one line

@@ -1,4 +1,4 @@
-# Diagnostics of the chosen models (issue 14; docs/diagnostics.md). Thin rules over
+# Diagnostics of the chosen models (docs/diagnostics.md). Thin rules over
 # `tabbench replay`; the tables and figures are drawn by the regenerate job (report.smk).
 #
 #   replay_split  retrain the selected (config, epoch)s of one split, keep their logits and

@@ -7,16 +7,16 @@
 # Replay files are *planned* (missing ones retrained) only when this invocation asks for the
 # target `replay` or `diagnostics`; then the regenerate job waits for them. Under any other
 # target (`figures`, `report`, `all`) the regenerate job uses the replay files present as they
-# are (tabbench.results_folder.regenerate_inputs; the fresh ones, newer than their runs file,
+# are (tabbench.report.results_folder.regenerate_inputs; the fresh ones, newer than their runs file,
 # are drawn) and no replay is scheduled.
 from snakemake.exceptions import IncompleteCheckpointException
 
-from tabbench.layout import complete_results, replay_sidecar
+from tabbench.core.layout import complete_results, replay_sidecar
 
 REPLAY_NPZ = RESULTS_LAYOUT.replay("{model}", "{dataset}", "{split}")
 REPLAY_SIDECAR = str(replay_sidecar(REPLAY_NPZ))
 # relative tolerance of the replay's self-check (CPU training reproduces the records exactly)
-REPLAY_RTOL = float(CFG.get("replay_rtol") or 1e-5)
+REPLAY_RTOL = float(CFG["replay_rtol"])
 PLANNING_TARGETS = {"replay", "diagnostics"}
 
 # What the replay shares with training (train_helpers.smk), in one place: the models (rule
@@ -75,8 +75,8 @@ def replay_flags(wildcards):
     determined by its runs file (whose change reruns it through the file's time), and seed,
     device, one-hot cap or tolerance never change what a correct replay writes — so a changed
     option never makes `figures` retrain anything. The tie rule (config epoch_ties) does choose
-    what is replayed, but is not a trigger either, so that a folder replayed before the setting
-    existed is not replayed again: after editing it, `--forcerun replay_split` (until then the
+    what is replayed, but is not a trigger either, so that a folder replayed without a tie rule
+    recorded is not replayed again: after editing it, `--forcerun replay_split` (until then the
     diagnostics count those replays as stale and leave them out)."""
     return NotARerunTrigger(
         f" --seed {CFG['seed']} --device {replay_device(wildcards.model)}"

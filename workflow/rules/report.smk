@@ -1,5 +1,5 @@
 # Summary, figures, diagnostics and the HTML report (docs/design.md §7-8, §14): one job, the
-# library's `tabbench figures --results` (tabbench.results_folder.regenerate), over what the
+# library's `tabbench figures --results` (tabbench.report.results_folder.regenerate), over what the
 # results folder holds, and `snakemake --report` on it.
 #
 #   regenerate  selection where a runs file is newer than its selected file (in memory), the
@@ -18,8 +18,8 @@
 include: "report_helpers.smk"
 
 
-# The report opens on the study this folder holds (tabbench.study_description), a page the
-# regenerate job writes; a folder drawn before that page existed reports without it.
+# The report opens on the study this folder holds (tabbench.report.study_description), a page the
+# regenerate job writes; a folder drawn without that page reports without it.
 if os.path.exists(DESCRIPTION):
 
     report: os.path.abspath(DESCRIPTION)

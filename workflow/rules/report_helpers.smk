@@ -1,6 +1,6 @@
 # Helpers of workflow/rules/report.smk (kept apart from the rules, as Snakemake's linter asks).
-# Paths: tabbench.layout (RESULTS_LAYOUT); what the regenerate job reads:
-# tabbench.results_folder.regenerate_inputs (the complete results, tabbench.layout's one rule).
+# Paths: tabbench.core.layout (RESULTS_LAYOUT); what the regenerate job reads:
+# tabbench.report.results_folder.regenerate_inputs (the complete results, tabbench.core.layout's one rule).
 import json
 import os
 import shlex
@@ -12,36 +12,36 @@ import tempfile
 import yaml
 from snakemake.exceptions import WorkflowError
 
-from tabbench.aggregate import LARGE_ROWS, SUMMARY_FILES
-from tabbench.comparisons import ROPE_PERCENT as DEFAULT_ROPE_PERCENT
-from tabbench.layout import ResultsLayout
+from tabbench.summary.aggregate import SUMMARY_FILES
+from tabbench.core.layout import ResultsLayout
 from tabbench.diagnostics.paths import (
     DIAGNOSTIC_FIGURE_STEMS,
     DIAGNOSTIC_OTHER_FILES,
     DIAGNOSTIC_TABLE_FILES,
 )
 from tabbench.plots import FIGURE_STEMS, stopping_metric_legend
-from tabbench.results_folder import regenerate_inputs
-from tabbench.run_config import VIEW_KEYS
-from tabbench.summary_view import ViewError, view_from_config
-from tabbench.study_description import (
+from tabbench.report.results_folder import regenerate_inputs
+from tabbench.settings.table import VIEW_KEYS
+from tabbench.summary.view import ViewError, view_from_config
+from tabbench.report.study_description import (
     CLAIMS_CATEGORY,
     DESCRIPTION_FILE,
     DIAGNOSTICS_CATEGORY,
     FIGURES_CATEGORY,
 )
 
-# datasets with at least this many rows are "large" (paper Fig. 5: 10K); the folder's own
-# setting (run_config.yaml, or the last summary's for an older folder: tabbench.run_config)
-FIGURES_LARGE_ROWS = int(CFG.get("figures_large_rows") or LARGE_ROWS)
+# datasets with at least this many rows are "large" (paper Fig. 5: 10K; 0: every dataset); the
+# folder's own setting (run_config.yaml, or the last summary's for an older folder:
+# tabbench.settings.run_config), filled by the preset
+FIGURES_LARGE_ROWS = int(CFG["figures_large_rows"])
 # the Bayesian tests' region of practical equivalence (%), a redraw setting like the above
-ROPE_PERCENT = float(CFG.get("rope_percent") or DEFAULT_ROPE_PERCENT)
+ROPE_PERCENT = float(CFG["rope_percent"])
 # the registered stopping metrics, for the figure captions (a param of the regenerate rule)
 STOPPING_LEGEND = stopping_metric_legend()
 
 
 def _view_flags():
-    """What the summary compares (tabbench.summary_view: figures_baseline, figures_methods,
+    """What the summary compares (tabbench.summary.view: figures_baseline, figures_methods,
     comparisons), as the folder stores it or this invocation gives it, as the flags of
     `tabbench figures`; empty where the paper's."""
     flags = ""
@@ -87,7 +87,7 @@ def _figure_files(stems):
     return [RESULTS_LAYOUT.figure(s, ext) for s in stems for ext in ("pdf", "png")]
 
 
-# Every file the regenerate job writes (`tabbench figures --results`, tabbench.results_folder),
+# Every file the regenerate job writes (`tabbench figures --results`, tabbench.report.results_folder),
 # as plain paths: what `figures` and `report` require (a report() flag belongs to the rule's
 # outputs only; a flagged *input* would reach the report with an unresolved caption).
 REGENERATE_FILES = (
@@ -104,9 +104,9 @@ REGENERATE_FILES = (
 
 def regenerate_outputs():
     """REGENERATE_FILES but the description (a named output) as the rule's outputs: the HTML
-    report shows claims.html (the paper's claims, checked; tabbench.claims) and each figure's
+    report shows claims.html (the paper's claims, checked; tabbench.summary.claims) and each figure's
     png, with the caption workflow/report/{stem}.rst, under the categories the opening page
-    links to (tabbench.study_description); the other files are plain outputs."""
+    links to (tabbench.report.study_description); the other files are plain outputs."""
     captions = {
         RESULTS_LAYOUT.summary(SUMMARY_FILES["claims_html"]): (
             "claims",
@@ -160,7 +160,7 @@ def regenerate_input(wildcards):
     this invocation asked for (draws_from_cache, common.smk).
 
     * Drawn from the cache (`figures`, `report`, their files): the files the folder holds for
-      its complete results (tabbench.results_folder.regenerate_inputs), flagged before_update:
+      its complete results (tabbench.report.results_folder.regenerate_inputs), flagged before_update:
       Snakemake then looks for no job that makes them, so no data, training or selection job
       can be planned whatever preceded (a changed config or rule, data newer than the runs, an
       interrupted run), and it reruns this one job when one of them changed or the set did.

@@ -1,6 +1,6 @@
 # Re-stopping (docs/design.md §16): `snakemake restop` adds the val_<id> columns of every
 # registered stopping metric that a runs file lacks (a metric registered after the study was
-# trained), from what each train job kept (tabbench.kept), writes the selected files of the
+# trained), from what each train job kept (tabbench.study.restop_store), writes the selected files of the
 # pairs whose runs files changed again, then redraws: one local job running `tabbench restop`,
 # the regenerate job's own command (report.smk) on the folder and the HTML report
 # (build_report), so that the folder is up to date afterwards: the study's next `snakemake`

@@ -1,6 +1,6 @@
 # Selection (docs/design.md §7): per (model, dataset), the best epoch of every config and the best
 # config (tuned) or config 0 (default), for every stopping metric, from the per-epoch records of
-# all splits. Thin rule: the logic is tabbench.select (`tabbench select`).
+# all splits. Thin rule: the logic is tabbench.summary.select (`tabbench select`).
 #
 # `kept_datasets()` (the datasets that survive filtering) is defined by data.smk via a
 # checkpoint; it is only called from target functions, never at parse time.

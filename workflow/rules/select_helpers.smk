@@ -1,6 +1,6 @@
 # Helpers of workflow/rules/select.smk (kept apart from the rules, as Snakemake's linter asks).
-# Paths: tabbench.layout (RESULTS_LAYOUT).
-from tabbench.stopping_rules import patiences_for
+# Paths: tabbench.core.layout (RESULTS_LAYOUT).
+from tabbench.summary.stopping_rules import patiences_for
 
 
 def select_input(wildcards):
@@ -24,6 +24,6 @@ TARGET_FUNCTIONS.append(study_selected)
 
 
 def select_patience(wildcards):
-    """This model's patiences under config patience (tabbench.stopping_rules.patiences_for),
+    """This model's patiences under config patience (tabbench.summary.stopping_rules.patiences_for),
     as the words after `--patience` (none: the whole-run rule only)."""
     return " ".join(map(str, patiences_for(CFG.get("patience"), wildcards.model)))

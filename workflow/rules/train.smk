@@ -1,7 +1,7 @@
 # Training: one job per (model, dataset, split) runs every config (0 = default, 1..n_configs =
 # random draws) and records every epoch -> results/runs/{model}/{dataset}/split{split}.parquet
 # plus the failures sidecar. A killed job resumes from <output>.part/ (finished configs kept).
-# Paths: tabbench.layout (RESULTS_LAYOUT). Needs from data.smk: processed_path(ds),
+# Paths: tabbench.core.layout (RESULTS_LAYOUT). Needs from data.smk: processed_path(ds),
 # splits_path(ds), kept_datasets(), check_dataset(ds). A figures/report invocation never trains
 # (its one job takes the runs files as they are: report.smk).
 
@@ -30,15 +30,14 @@ rule train:
         n_configs=lambda w: n_configs_for(CFG, w.model),
         seed=CFG["seed"],
         device=train_device,
-        gpu_flags=train_gpu_flags,
-        # the flags that determine the records (trainer options, training path): a rerun
-        # trigger (params); the others are not (NotARerunTrigger)
-        record_flags=train_plain_flags,
-        network_flags=train_network_flags,
-        restop_flags=train_restop_flags,
+        # the flags of the settings that change the records (trainer options, training
+        # path): a rerun trigger (params); the others are not (NotARerunTrigger), as
+        # tabbench.settings.table classifies them
+        record_flags=train_trigger_flags,
+        run_flags=train_run_flags,
     shell:
         "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"
         " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"
         " --out {output.runs:q} --n-configs {params.n_configs} --epochs {params.epochs}"
-        " --seed {params.seed} --threads {threads} --device {params.device}{params.gpu_flags}"
-        "{params.record_flags}{params.network_flags}{params.restop_flags} > {log:q} 2>&1"
+        " --seed {params.seed} --threads {threads} --device {params.device}"
+        "{params.record_flags}{params.run_flags} > {log:q} 2>&1"

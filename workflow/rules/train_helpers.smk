@@ -1,16 +1,25 @@
 # Helpers of workflow/rules/train.smk (kept apart from the rules, as Snakemake's linter asks).
 import shlex
 
-from tabbench.kept import DEFAULT_MAX_MB
 from tabbench.models.registry import get_model, is_network, model_names
 from tabbench.models.stacked.plan import (
-    DEFAULT_MEMORY_GB,
     STACKED,
     device_type,
     parse_members,
     training_path,
 )
-from tabbench.presets import n_configs_for
+from tabbench.settings.presets import n_configs_for
+from tabbench.settings.table import all_settings
+
+# every setting with its CLI flag and whether it changes the records (the rerun policy)
+ALL_SETTINGS = all_settings()
+# how a network job claims a GPU under device cuda
+GPU_CLAIM_KEYS = (
+    "allow_cpu_fallback",
+    "gpu_lock_dir",
+    "gpu_claim_timeout",
+    "gpu_jobs_per_device",
+)
 
 # the train rule's model wildcard: the registered models only
 MODEL_PATTERN = "|".join(sorted(model_names()))
@@ -37,71 +46,90 @@ def train_device(wildcards):
     return CFG["device"] if is_network(wildcards.model) else "cpu"
 
 
-def train_gpu_flags(wildcards):
-    """GPU-claim options (tabbench.gpu) of NN jobs under device: cuda; empty otherwise."""
-    if CFG["device"] == "cpu" or not is_network(wildcards.model):
-        return NotARerunTrigger("")
-    lock_dir = CFG.get("gpu_lock_dir")
-    return NotARerunTrigger(
-        f" --allow-cpu-fallback {str(bool(CFG.get('allow_cpu_fallback'))).lower()}"
-        + (f" --gpu-lock-dir {shlex.quote(str(lock_dir))}" if lock_dir else "")
-        + f" --gpu-claim-timeout {CFG.get('gpu_claim_timeout', 3600)}"
-        + f" --gpu-jobs-per-device {CFG.get('gpu_jobs_per_device', 1)}"
-    )
+def _flag(key, value):
+    """` --flag value` of a config key for the train command (its flag in
+    tabbench.settings.table); empty for null, which the command's default already means.
+    """
+    if value is None:
+        return ""
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return f" {ALL_SETTINGS[key].cli_flag} {shlex.quote(text)}"
 
 
-def train_members_flag(wildcards):
+def _option_flags(wildcards):
+    """The model's trainer options (tabbench.models.registry.TrainerOption) from their config
+    keys <model>_<option> (e.g. mlp_max_one_hot_levels; null = none), or their defaults, as
+    config key -> flag text. Empty for a model without options."""
+    spec = get_model(wildcards.model)
+    flags = {}
+    for option in spec.options:
+        value = CFG[option.config_key(spec.name)]
+        flags[option.config_key(spec.name)] = (
+            f" {option.cli_flag(spec.name)} {option.cli_text(value)}"
+        )
+    return flags
+
+
+def _members_flag(wildcards):
     """`--members K|auto` of a network job on the stacked path (docs/design.md §15), else
-    empty: part of the plain params, so switching a folder between stacked and one config at a
-    time retrains its network jobs (the two paths agree within float rounding, not bit for
-    bit), while the sequential path's command is what it was before stacking existed."""
+    empty: switching a folder between stacked and one config at a time retrains its network
+    jobs (the two paths agree within float rounding, not bit for bit), while the sequential
+    path's command is what it is without stacking."""
     if not is_network(wildcards.model):
         return ""
-    members = parse_members(CFG.get("network_members"))
+    members = parse_members(CFG["network_members"])
     if training_path(train_device(wildcards), members, True) != STACKED:
         return ""
     return f" --members {'auto' if members is None else members}"
 
 
-def train_network_flags(wildcards):
-    """How much device memory a stacked group may use: not a rerun trigger, since it changes
-    only how configs are grouped, never a member's records."""
-    if not is_network(wildcards.model):
-        return NotARerunTrigger("")
-    memory = CFG.get("network_memory_gb", DEFAULT_MEMORY_GB)
-    return NotARerunTrigger(f" --network-memory-gb {memory}")
-
-
-def train_restop_flags(wildcards):
-    """What a job keeps for re-stopping (keep_for_restop, restop_max_mb: tabbench.kept) and
-    whether a resume retries recorded failures (retry_failed): not rerun triggers, since none
-    changes a record, so changing them never retrains a finished job."""
-    keep = str(bool(CFG.get("keep_for_restop", True))).lower()
-    retry = str(bool(CFG.get("retry_failed", False))).lower()
-    return NotARerunTrigger(
-        f" --keep-for-restop {keep} --restop-max-mb {CFG.get('restop_max_mb', DEFAULT_MAX_MB)}"
-        f" --retry-failed {retry}"
-    )
-
-
-def train_option_flags(wildcards):
-    """The model's trainer options (tabbench.models.registry.TrainerOption) from their config
-    keys <model>_<option> (e.g. mlp_max_one_hot_levels; null = none), or their defaults: plain
-    params, so changing an option retrains that model's jobs, and only those. Empty for a model
-    without options."""
-    spec = get_model(wildcards.model)
-    flags = ""
-    for option in spec.options:
-        value = CFG.get(option.config_key(spec.name), option.default)
-        flags += f" {option.cli_flag(spec.name)} {option.cli_text(value)}"
+def _train_flags(wildcards):
+    """Config key -> flag text of every setting a train job takes besides its paths, seed,
+    epochs, configs and device: the trainer options and the training path; how a GPU is
+    claimed (network jobs under device cuda); a stacked group's memory budget (network jobs);
+    what the job keeps for re-stopping and whether a resume retries recorded failures.
+    """
+    flags = {**_option_flags(wildcards), "network_members": _members_flag(wildcards)}
+    network = is_network(wildcards.model)
+    if network and CFG["device"] != "cpu":
+        for key in GPU_CLAIM_KEYS:
+            flags[key] = _flag(key, CFG[key])
+    if network:
+        flags["network_memory_gb"] = _flag(
+            "network_memory_gb", CFG["network_memory_gb"]
+        )
+    for key in ("keep_for_restop", "restop_max_mb", "retry_failed"):
+        flags[key] = _flag(key, CFG[key])
     return flags
 
 
-def train_plain_flags(wildcards):
-    """The train command's flags that are rerun triggers: the trainer options and the training
-    path (the replay takes the options only: it follows the path its runs file records).
-    """
-    return train_option_flags(wildcards) + train_members_flag(wildcards)
+def train_option_flags(wildcards):
+    """The model's trainer-option flags (the replay rebuilds the same trainer)."""
+    return "".join(_option_flags(wildcards).values())
+
+
+def train_gpu_flags(wildcards):
+    """GPU-claim flags (tabbench.core.gpu) of network jobs under device cuda; empty otherwise."""
+    if CFG["device"] == "cpu" or not is_network(wildcards.model):
+        return ""
+    return "".join(_flag(key, CFG[key]) for key in GPU_CLAIM_KEYS)
+
+
+def train_trigger_flags(wildcards):
+    """The train command's flags of the settings that change its records
+    (tabbench.settings.table: changes_records): plain params, so changing one retrains that
+    model's jobs, and only those."""
+    flags = _train_flags(wildcards)
+    return "".join(t for k, t in flags.items() if ALL_SETTINGS[k].changes_records)
+
+
+def train_run_flags(wildcards):
+    """The train command's flags of the settings that never change a record: text that
+    Snakemake's params rerun trigger ignores, so changing one retrains nothing."""
+    flags = _train_flags(wildcards)
+    return NotARerunTrigger(
+        "".join(t for k, t in flags.items() if not ALL_SETTINGS[k].changes_records)
+    )
 
 
 def train_gpus(wildcards):

@@ -13,6 +13,10 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from tabbench.core.io import UnreadableFileError
+from tabbench.data.errors import DataError
+from tabbench.summary.view import ViewError
+
 #: modules exposing ``register(subparsers)``; each adds parsers with ``set_defaults(func=...)``
 #: where ``func(args) -> int`` runs the command.
 COMMAND_MODULES: list[str] = [
@@ -37,10 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from tabbench.data.errors import DataError
-    from tabbench.io import UnreadableFileError
-    from tabbench.summary_view import ViewError
-
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -2,7 +2,7 @@
 
 Snakemake renders config values into shell commands as Python would print them (``True``,
 ``None``), so the rules' flags arrive as text; these parse them strictly and say what was wrong.
-How null is spelled is the library's :func:`tabbench.nulls.is_null` (Snakemake's ``--config``
+How null is spelled is the library's :func:`tabbench.core.nulls.is_null` (Snakemake's ``--config``
 values and the model options read it too, and the library never imports the CLI).
 """
 
@@ -13,7 +13,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from tabbench.nulls import is_null
+from tabbench.core.nulls import is_null
+from tabbench.settings.table import default
+from tabbench.summary.select import EPOCH_TIES
 
 
 def boolean(text: str) -> bool:
@@ -85,10 +87,8 @@ def field_default(cls: type, name: str) -> Any:
 
 def add_epoch_ties(parser: argparse.ArgumentParser) -> None:
     """``--epoch-ties``: which of tied epochs a selection keeps (config ``epoch_ties``,
-    :mod:`tabbench.select`); the commands that select (select, replay) take it alike."""
-    from tabbench.select import DEFAULT_EPOCH_TIES, EPOCH_TIES
-
-    parser.add_argument("--epoch-ties", choices=EPOCH_TIES, default=DEFAULT_EPOCH_TIES,
+    :mod:`tabbench.summary.select`); the commands that select (select, replay) take it alike."""
+    parser.add_argument("--epoch-ties", choices=EPOCH_TIES, default=default("epoch_ties"),
                         help="config epoch_ties: keep the first (default) or the last of tied "
                              "epochs (pytabkit's rule for networks)")
 
@@ -96,7 +96,7 @@ def add_epoch_ties(parser: argparse.ArgumentParser) -> None:
 def patience_setting(text: str) -> Any:
     """The ``patience`` setting as text (YAML or JSON): a list of patiences for every model,
     a mapping model -> list, ``[]`` (no patience rule) or a null spelling (each model's
-    defaults); :func:`tabbench.stopping_rules.patiences_for` reads it."""
+    defaults); :func:`tabbench.summary.stopping_rules.patiences_for` reads it."""
     import yaml
 
     if is_null(text):

@@ -23,6 +23,7 @@ from tabbench.data.filtering import FilterParams
 from tabbench.data.manifest import suite_names
 from tabbench.data.pipeline import collect_step, fetch_step, filter_step, split_step
 from tabbench.data.sources import SOURCE_NAMES, SourceOptions
+from tabbench.settings.table import default
 
 DEFAULT_DEMO_DIR = "data/demo"
 def optional_path(text: str) -> Path | None:
@@ -61,6 +62,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 
 def _cmd_probe_openml(args: argparse.Namespace) -> int:
     """One or two lines on stderr (the workflow runs this at its start, in the terminal)."""
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.data.pipeline import OFFLINE_ADVICE
     from tabbench.data.sources.reachability import probe_and_store
 
@@ -163,7 +165,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--state-dir", type=optional_path, default=None,
                    help="the fetch jobs' --openml-state-dir")
     p.add_argument("--openml-cache-dir", type=optional_path, default=None)
-    p.add_argument("--openml-timeout", type=float, default=10.0)
+    p.add_argument("--openml-timeout", type=float,
+                   default=field_default(SourceOptions, "openml_timeout"))
     p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml's)")
     p.set_defaults(func=_cmd_probe_openml)
 
@@ -200,6 +203,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--processed", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--n-splits", type=int, required=True)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--stratify", type=boolean, default=False)
+    p.add_argument("--seed", type=int, default=default("seed"))
+    p.add_argument("--stratify", type=boolean, default=default("stratify"))
     p.set_defaults(func=_cmd_split)

@@ -13,28 +13,29 @@ from tabbench.cli.train import (
     add_device_arguments,
     add_trainer_option_arguments,
     given_trainer_options,
+    hardware_from,
 )
+from tabbench.settings.table import default
+from tabbench.study.specs import JobFiles
 
 
 def _replay(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     import pyarrow.parquet as pq
 
-    from tabbench.gpu import GpuUnavailableError
-    from tabbench.io import reading
-    from tabbench.replay import ReplayMismatchError, run_replay_job
+    from tabbench.core.gpu import GpuUnavailableError
+    from tabbench.core.io import reading
+    from tabbench.diagnostics.replay import ReplayMismatchError, ReplaySpec, run_replay_job
 
     with reading(args.runs):
         models = pq.read_table(args.runs, columns=["model"]).column("model").unique().to_pylist()
     options = given_trainer_options(args, str(models[0]), "tabbench replay") if models else {}
     if options is None:
         return 2
+    spec = ReplaySpec(args.seed, options, args.rtol, args.epoch_ties)
     try:
-        run_replay_job(args.runs, args.processed, args.splits, args.out, seed=args.seed,
-                       threads=args.threads, device=args.device,
-                       allow_cpu_fallback=args.allow_cpu_fallback,
-                       gpu_lock_dir=args.gpu_lock_dir, gpu_claim_timeout=args.gpu_claim_timeout,
-                       gpu_jobs_per_device=args.gpu_jobs_per_device, trainer_options=options,
-                       rtol=args.rtol, progress=sys.stderr, epoch_ties=args.epoch_ties)
+        run_replay_job(args.runs, JobFiles(args.processed, args.splits, args.out), spec,
+                       hardware_from(args), progress=sys.stderr)
     except (ReplayMismatchError, GpuUnavailableError) as err:
         print(f"tabbench replay: error: {err}", file=sys.stderr)
         return 1
@@ -42,6 +43,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.diagnostics.tables import diagnose
 
     frames = diagnose(args.results, args.out, args.pairs, args.n_splits, args.jobs)
@@ -50,6 +52,7 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 
 def _figures(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.diagnostics.tables import read_diagnostics
     from tabbench.plots.diagnostics import make_diagnostic_figures
 
@@ -59,8 +62,7 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from tabbench.replay import RTOL
-
+    rtol = default("replay_rtol")
     p = subparsers.add_parser(
         "replay", help="retrain the selected (config, epoch)s of one split, save their logits",
         description="Replay the selection of one runs file (every regime x stopping metric): "
@@ -78,8 +80,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", required=True, type=int, help="the study's seed (config seed)")
     add_device_arguments(p)
     add_trainer_option_arguments(p)  # as for tabbench train: the same trainer is rebuilt
-    p.add_argument("--rtol", type=float, default=RTOL,
-                   help=f"relative tolerance of the self-check (default {RTOL:g}, for CPU "
+    p.add_argument("--rtol", type=float, default=rtol,
+                   help=f"relative tolerance of the self-check (default {rtol:g}, for CPU "
                         "training)")
     add_epoch_ties(p)  # the study's, as for tabbench select: the same (config, epoch)s
     p.set_defaults(func=_replay)

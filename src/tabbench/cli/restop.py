@@ -1,6 +1,6 @@
 """CLI adapters of ``tabbench restop`` (add the columns of stopping metrics registered after a
-study was trained, :mod:`tabbench.restop`) and ``tabbench retry-failed`` (reopen finished jobs
-so that the next ``snakemake`` retrains their failed configs, :mod:`tabbench.retry`)."""
+study was trained, :mod:`tabbench.study.restop`) and ``tabbench retry-failed`` (reopen finished jobs
+so that the next ``snakemake`` retrains their failed configs, :mod:`tabbench.study.retry`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from tabbench.cli.args import positive_int
 
 
 def _restop(args: argparse.Namespace) -> int:
-    from tabbench.restop import restop_folder
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
+    from tabbench.study.restop import restop_folder
 
     if not Path(args.results, "runs").is_dir():
         print(f"tabbench restop: error: {args.results}/runs does not exist (not a results "
@@ -24,7 +25,8 @@ def _restop(args: argparse.Namespace) -> int:
 
 
 def _retry_failed(args: argparse.Namespace) -> int:
-    from tabbench.retry import RetryError, reopen_failed
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
+    from tabbench.study.retry import RetryError, reopen_failed
 
     try:
         jobs = reopen_failed(args.results, progress=sys.stdout)
@@ -67,6 +69,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "turn it back into its part folder without the failures (atomically; its "
                     "recorded configs kept as they are) and remove it, so that the next "
                     "`snakemake` run plans its train job, which retrains the failed configs "
-                    "only. Writes <results>/retry_failed.json (tabbench.retry).")
+                    "only. Writes <results>/retry_failed.json (tabbench.study.retry).")
     r.add_argument("--results", required=True, type=Path, help="the results folder")
     r.set_defaults(func=_retry_failed)

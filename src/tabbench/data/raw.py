@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabbench.core.io import write_parquet_atomic
 from tabbench.data.dataset import LABEL_COLUMN
 from tabbench.data.errors import DataError
 
@@ -169,7 +170,6 @@ def split_by_dtype(X: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 def write_raw(raw: RawData, parquet_path: str | os.PathLike[str]) -> None:
     """Write the raw parquet (features + :data:`LABEL_COLUMN`) atomically."""
-    from tabbench.io import write_parquet_atomic
 
     df = raw.features.copy()
     df[LABEL_COLUMN] = raw.labels.to_numpy()

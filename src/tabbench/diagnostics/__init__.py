@@ -14,7 +14,8 @@
 - :mod:`tabbench.cli.diagnostics`: the CLI (``replay``, ``diagnose``,
   ``diagnostics-figures``).
 
-The replay itself (retraining the selected models for their logits) is :mod:`tabbench.replay`;
+The replay itself (retraining the selected models for their logits) is
+:mod:`tabbench.diagnostics.replay`;
 the figures are :mod:`tabbench.plots.diagnostics`. Importing this package imports nothing heavy
 (the workflow reads :mod:`~tabbench.diagnostics.paths` at parse time).
 """

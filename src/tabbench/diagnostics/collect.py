@@ -26,12 +26,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabbench.core.layout import ResultsLayout, replay_sidecar, runs_splits
 from tabbench.diagnostics import calibrators as cal
 from tabbench.diagnostics.paths import logits_key, replay_key
 from tabbench.diagnostics.reliability import SUM_COLUMNS, bin_sums
+from tabbench.diagnostics.replay import read_replay
 from tabbench.diagnostics.selection_bias import read_columns, split_selection_bias
-from tabbench.layout import ResultsLayout, replay_sidecar, runs_splits
-from tabbench.select import DEFAULT_EPOCH_TIES
+from tabbench.settings.run_config import folder_settings
+from tabbench.summary.select import DEFAULT_EPOCH_TIES
 
 CALIBRATIONS = {"none": "raw", "ts": "ts"}  # calibrators drawn in the reliability diagrams
 
@@ -52,7 +54,6 @@ def discover_tasks(results: str | Path, pairs: Sequence[str] | None = None,
     """One task per runs file of ``results`` (only ``pairs`` "model/dataset" if given, only
     splits ``0..n_splits-1`` if given), with its replay file when one exists and the folder's
     tie rule."""
-    from tabbench.run_config import folder_settings
 
     ties = folder_settings(results).epoch_ties
     layout = ResultsLayout(results)
@@ -86,7 +87,6 @@ def _tag(df: pd.DataFrame, model: str, dataset: str) -> pd.DataFrame:
 def _replay_frames(task: SplitTask, sel: pd.DataFrame) -> tuple[dict[str, pd.DataFrame], str]:
     """Calibrator scores, reliability sums and cost of one replay file; status "used" or why
     not ("stale": its selections differ from the records')."""
-    from tabbench.replay import read_replay
 
     arrays, side = read_replay(task.replay)
     want = {replay_key(r.regime, r.stopping): (int(r.config), int(r.epoch))

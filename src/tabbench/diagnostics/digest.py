@@ -11,28 +11,27 @@ from typing import Any
 
 import numpy as np
 
+from tabbench.core.markdown import cell, markdown_table
 from tabbench.diagnostics import calibrators as cal
 from tabbench.diagnostics.selection_bias import MAIN_TARGET
 
 
 def _pct(x: float) -> str:
-    return "–" if x is None or not np.isfinite(x) else f"{100 * x:.1f}%"
+    return cell(x, lambda v: f"{100 * v:.1f}%")
 
 
 def _fmt(x: float, spec: str = "+.3f") -> str:
-    return "–" if x is None or not np.isfinite(x) else format(x, spec)
+    return cell(x, spec)
 
 
 def _section(title: str, notes: Sequence[str], header: Sequence[str], n_text: int,
              rows: Iterable[Sequence[str]]) -> list[str]:
     """A Markdown section: title, notes, then a table whose first ``n_text`` columns are text
     (left-aligned) and the others numbers (right-aligned)."""
-    align = "|" + "---|" * n_text + "---:|" * (len(header) - n_text)
     lines = [f"## {title}", ""]
     for note in notes:
         lines += [note, ""]
-    lines += ["| " + " | ".join(header) + " |", align]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines.append(markdown_table(header, rows, align="l" * n_text + "r" * (len(header) - n_text)))
     return lines + [""]
 
 

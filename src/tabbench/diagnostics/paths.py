@@ -1,5 +1,5 @@
 """The names inside the diagnostics' artefacts: array keys of a replay file, table file names,
-figure stems. Where the artefacts themselves live is :class:`tabbench.layout.ResultsLayout`'s
+figure stems. Where the artefacts themselves live is :class:`tabbench.core.layout.ResultsLayout`'s
 (``replay``, ``diagnostics_dir``), the one layout API.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tabbench.layout import DIAGNOSTICS, SUMMARY
+from tabbench.core.layout import DIAGNOSTICS, SUMMARY
 
 
 def replay_key(regime: str, stopping: str) -> str:

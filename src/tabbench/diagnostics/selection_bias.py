@@ -1,7 +1,7 @@
 """Winner's curse and regret of each stopping metric, from the per-epoch records alone.
 
 Selection picks, per (regime, stopping metric m), the (config, epoch) with the lowest
-``val_m`` (:mod:`tabbench.select`). Two questions about that choice:
+``val_m`` (:mod:`tabbench.summary.select`). Two questions about that choice:
 
 **Optimism** (the winner's curse): how much better the chosen model looks on validation than
 it is on test, ``optimism = test metric − validation metric`` at the chosen (config, epoch).
@@ -58,7 +58,9 @@ from math import comb
 import numpy as np
 import pandas as pd
 
-from tabbench.select import DEFAULT_CONFIG, DEFAULT_EPOCH_TIES, first_minima
+from tabbench.metrics.registry import get_stopping_metrics
+from tabbench.summary.comparisons import relative_regret
+from tabbench.summary.select import DEFAULT_CONFIG, DEFAULT_EPOCH_TIES, first_minima
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,6 @@ class Pair:
 def pairs() -> dict[str, Pair]:
     """Registered stopping metric -> its (validation column, test column) pair, for every
     metric whose registration names a test counterpart (module docstring)."""
-    from tabbench.metrics.registry import get_stopping_metrics
 
     return {m.id: Pair(m.id, f"val_{m.id}", f"test_{m.test_counterpart}",
                        same_estimator=m.counterpart_is_exact)
@@ -99,16 +100,6 @@ def needed_columns(stoppings: Sequence[str] | None = None) -> list[str]:
     cols = list(KEY_COLUMNS) + [p.val for p in chosen] + [p.test for p in chosen]
     cols += [f"test_{t}" for t in REGRET_TARGETS]
     return list(dict.fromkeys(cols))
-
-
-def relative_regret(got: np.ndarray | float, oracle: np.ndarray | float) -> np.ndarray:
-    """The regret as a percentage of the oracle, ``100·(got − oracle)/oracle`` (NaN where the
-    oracle is not positive): the diagnostic's ``rel_regret_<t>``, and the regret of each
-    stopping rule in the summary (:mod:`tabbench.rule_summary`)."""
-    got = np.asarray(got, dtype=np.float64)
-    o = np.asarray(oracle, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(o > 0, 100.0 * (got - o) / np.where(o > 0, o, 1.0), np.nan)
 
 
 @lru_cache(maxsize=256)
@@ -161,7 +152,8 @@ def split_selection_bias(columns: Mapping[str, np.ndarray], sizes: Sequence[int]
     winner's-curse curve (one row per stopping metric × subset size, tuned regime) of one
     split's records, given as arrays of :func:`needed_columns`.
 
-    The selection is :mod:`tabbench.select`'s rule, ``epoch_ties`` included (the study's); the
+    The selection is :mod:`tabbench.summary.select`'s rule, ``epoch_ties`` included (the study's);
+    the
     first frame's ``config``/``epoch`` are the same as ``select_table``'s (tested)."""
     a = _sorted(columns)
     config = np.asarray(a["config"])

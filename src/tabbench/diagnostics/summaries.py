@@ -2,8 +2,10 @@
 
 From the frames :func:`tabbench.diagnostics.collect.collect` returns: the selection's optimism
 and regret, the winner's-curse curve, the calibrators relative to TS, the pooled reliability
-diagrams with their ECEs, and the replay's cost. As :mod:`tabbench.aggregate` does, the mean over
-splits comes before any ratio; the summary columns are :func:`tabbench.comparisons.describe`'s.
+diagrams with their ECEs, and the replay's cost. As :mod:`tabbench.summary.aggregate` does, the
+mean over
+splits comes before any ratio; the summary columns are
+:func:`tabbench.summary.comparisons.describe`'s.
 """
 
 from __future__ import annotations
@@ -13,17 +15,18 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from tabbench.comparisons import describe, relative_difference
 from tabbench.diagnostics import calibrators as cal
 from tabbench.diagnostics.collect import CALIBRATIONS
 from tabbench.diagnostics.reliability import pool
 from tabbench.diagnostics.selection_bias import REGRET_TARGETS
+from tabbench.summary.comparisons import describe, relative_difference
 
 POOLED = "all datasets"
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
-    """The summary columns of the diagnostics tables (:func:`tabbench.comparisons.describe`)."""
+    """The summary columns of the diagnostics tables
+    (:func:`tabbench.summary.comparisons.describe`)."""
     d = describe(values)
     return {k: d[k] for k in ("n", "mean", "sem", "median", "q25", "q75")}
 
@@ -81,7 +84,7 @@ def summarise_selection(sel: pd.DataFrame, curve: pd.DataFrame) -> dict[str, pd.
 
 def summarise_calibrators(scores: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per dataset: mean over splits of each score, relative difference to TS (%), as
-    :func:`tabbench.comparisons.relative_difference` (ratio of means, clipped to ±100)."""
+    :func:`tabbench.summary.comparisons.relative_difference` (ratio of means, clipped to ±100)."""
     keys = ["model", "dataset", "regime", "stopping", "calibrator"]
     if scores.empty:
         return {"calibrators_relative": empty_frame(keys + ["metric", "value", "ts", "rel_diff"]),

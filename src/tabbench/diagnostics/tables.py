@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabbench.core.frames import read_frames, write_frames
 from tabbench.diagnostics import calibrators as cal
 from tabbench.diagnostics.collect import SplitTask, collect, discover_tasks
 from tabbench.diagnostics.digest import markdown
@@ -30,7 +31,6 @@ from tabbench.diagnostics.summaries import (
     summarise_reliability,
     summarise_selection,
 )
-from tabbench.frames import read_frames, write_frames
 
 #: every file of a diagnostics folder: the tables, the digest and meta.json
 FILES: dict[str, str] = {**DIAGNOSTIC_TABLE_FILES, **DIAGNOSTIC_OTHER_FILES}
@@ -84,7 +84,7 @@ PER_SPLIT_TABLES = ("selection", "curve", "scores", "cost")
 
 def merged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
     """The diagnostics of two folders' disjoint pairs as one (:func:`read_diagnostics` of each;
-    a published copy extended by another study's pairs, :mod:`tabbench.publish_merge`): their
+    a published copy extended by another study's pairs, :mod:`tabbench.report.publish_merge`): their
     per-split tables concatenated and summarised again. Refused (ValueError) when either used
     replays: the reliability bins their diagrams pool are not kept in a diagnostics folder."""
     for tables in (first, second):
@@ -113,7 +113,7 @@ def restricted(tables: dict[str, Any], pairs: set[tuple[str, str]],
                default_only: Collection[str] = ()) -> dict[str, Any]:
     """The diagnostics of only the (model, dataset) ``pairs`` of a folder: its per-split tables
     filtered and summarised again (a copy joined to another study for some of its pairs,
-    :mod:`tabbench.publish_merge`); of the models in ``default_only``, only the default
+    :mod:`tabbench.report.publish_merge`); of the models in ``default_only``, only the default
     regime (rows of another regime, and the curve over tuned configs, are left out). Refused
     like :func:`merged` when it used replays."""
     if tables["meta"].get("replay", {}).get("used"):

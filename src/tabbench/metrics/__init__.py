@@ -13,7 +13,7 @@ Single epoch (clear float64 definitions; raise ``ValueError`` on NaN/inf logits)
 Many epochs at once (what the recorder calls; NaN metrics for a non-finite epoch, never an
 exception):
     stopping_metrics_batched (every registered metric, built-ins in one fused pass),
-    test_metrics_batched, fit_temperature_batched.
+    metrics_on_test_batched, fit_temperature_batched.
 
 Names are imported on first access (PEP 562), so that reading the registry — which the workflow
 does when it parses — does not import scikit-learn and the numerical kernels.
@@ -34,7 +34,7 @@ _EXPORTS: dict[str, str] = {
     "stopping_metric_ids": "registry",
     "stopping_metrics": "registry",
     "stopping_metrics_batched": "registry",
-    "test_metrics_batched": "batched",
+    "metrics_on_test_batched": "batched",
     "cv_folds": "folds",
     "auroc": "losses",
     "brier": "losses",

@@ -2,7 +2,7 @@
 
 ``fused_stopping_metrics`` computes every built-in stopping metric of docs/design.md §4 for E epochs
 of validation logits (the registry's :func:`~tabbench.metrics.registry.stopping_metrics_batched`
-calls it once per chunk for all of them); ``test_metrics_batched`` the raw and post-hoc-TS test
+calls it once per chunk for all of them); ``metrics_on_test_batched`` the raw and post-hoc-TS test
 metrics. Both process
 epochs in blocks (see :func:`tabbench.metrics.temperature.epoch_blocks`), share one softmax
 evaluation among the metrics that need the same β, and sort each (epoch, class) row of scores
@@ -347,7 +347,7 @@ def _class_rows(
 # ---------------------------------------------------------------------------------------------
 
 
-def test_metrics_batched(
+def metrics_on_test_batched(
     test_logits_ENK: np.ndarray, y_test: np.ndarray, beta_E: np.ndarray, n_fit: int
 ) -> dict[str, np.ndarray]:
     """Test metrics (losses.TEST_METRIC_IDS) of E epochs, raw and after post-hoc TS.

@@ -19,7 +19,7 @@ ECE_BINS = 15
 
 #: The test metrics recorded at every epoch (docs/design.md §4), each defined below (``auroc``
 #: as :func:`one_minus_auroc`, lower is better). The runs files store them as ``test_<m>`` and
-#: ``test_<m>_ts`` (:mod:`tabbench.runs_schema`); they are defined here, beside their
+#: ``test_<m>_ts`` (:mod:`tabbench.models.runs_schema`); they are defined here, beside their
 #: definitions, so that the kernels computing them need not import the file schema.
 TEST_METRIC_IDS: tuple[str, ...] = ("logloss", "brier", "error", "auroc", "ece")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tabbench.plugins import check_id, load_registrations
+from tabbench.core.plugins import check_id, load_registrations
 
 #: the entry-point group of stopping metrics
 GROUP = "tabbench.stopping_metrics"
@@ -118,6 +118,7 @@ class FusedOutput:
     key: str
 
     def __call__(self, logits: np.ndarray, y: np.ndarray) -> np.ndarray:
+        # numpy kernels load on the first computation: reading the registry stays light
         from tabbench.metrics.batched import fused_stopping_metrics
 
         return fused_stopping_metrics(logits, y)[self.key]
@@ -174,10 +175,14 @@ def stopping_metrics_batched(
     (the recorder only passes those). A third-party ``batched`` that returns anything but E
     values is an error naming the metric.
 
-    ``only``: the metric ids to compute (the re-stop's missing columns, :mod:`tabbench.restop`);
+    ``only``: the metric ids to compute (the re-stop's missing columns,
+    :mod:`tabbench.study.restop`);
     the fused kernel, and so ``beta``, only when a built-in is among them.
     """
+    # numpy kernels load on the first computation: reading the registry stays light
     from tabbench.metrics._checks import check_batched
+
+    # numpy kernels load on the first computation: reading the registry stays light
     from tabbench.metrics.batched import fused_stopping_metrics
 
     registry = _registry()
@@ -223,6 +228,7 @@ def stopping_metrics(logits: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """The single-epoch reference value of every registered metric that has one (logits
     (N, K), float64). Raises ValueError on NaN/inf logits (:func:`stopping_metrics_batched`
     gives NaN instead). Single-class ``y`` gives ``auroc`` = NaN."""
+    # numpy kernels load on the first computation: reading the registry stays light
     from tabbench.metrics._checks import check_single
 
     z, labels = check_single(logits, y)

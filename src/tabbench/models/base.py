@@ -121,7 +121,8 @@ class StackingTrainer(Protocol):
 class ReplayableTrainer(Protocol):
     """Optional for a trainer whose model can be evaluated at any earlier epoch of one training
     (boosted trees: a prediction at fewer rounds). The replay of the chosen models
-    (:mod:`tabbench.replay`) trains once up to the last needed epoch and predicts at each one;
+    (:mod:`tabbench.diagnostics.replay`) trains once up to the last needed epoch and predicts at
+    each one;
     a trainer without it is replayed through its :meth:`Trainer.train` chunks."""
 
     def logits_at(
@@ -138,7 +139,7 @@ class ModelKeepingTrainer(Protocol):
     epoch's logits (boosted trees: round r's logits are the sum of the first r rounds' trees).
 
     Why: a stopping metric registered after a study was trained needs every epoch's validation
-    logits (``tabbench restop``, :mod:`tabbench.restop`). Networks have them kept as arrays;
+    logits (``tabbench restop``, :mod:`tabbench.study.restop`). Networks have them kept as arrays;
     for a model whose trees are smaller than n_val x K x epochs floats the train job keeps
     :meth:`kept_model` instead (bounded by ``restop_max_mb``), and the logits come back from
     it in one prediction pass, equal to those :meth:`Trainer.train` yielded (tested bit for

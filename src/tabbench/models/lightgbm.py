@@ -18,22 +18,17 @@ raw_score=True)`` (tested with exact equality), at O(rounds) cost instead of O(r
 How the newest trees' contributions are obtained:
 
 - ``predict(start_iteration=i, num_iteration=1, raw_score=True)`` every round: LightGBM's C API
-  turns every row into a sparse (index, value) vector and back before walking the tree (~50 ns
-  per row and call, MagicTelescope), plus ~35 ns per row and tree for the walk itself.
+  turns every row into a sparse (index, value) vector and back before walking the tree, on
+  every call.
 - Default here: every ``block_rounds`` rounds, one ``predict(pred_leaf=True)`` gives the leaf
   index of every row in each of the block's new trees (the per-row parse paid once per block),
   and a round's contribution is that tree's leaf values (``Booster.get_leaf_output``, exactly
   the doubles ``predict`` returns for a non-linear tree) gathered by leaf index. The
   contributions are added round by round, in order, so the sums stay exact. Logits are
   computed after the block's rounds, which is fine because a gbdt tree never changes once
-  added; the chunk is yielded only after all its rounds are filled.
-
-  Measured (``benchmarks/recording_overhead.py``'s mid-range config, 47-leaf trees, one thread,
-  CPU time, on a loaded 2-core VM, so +-5 points): the per-round logits add 12-18% to plain
-  ``lightgbm.train`` on MagicTelescope (6,847 val+test rows) and 25-34% on adult (17,583 rows,
-  categoricals), against 30-41% and 51-57% with a raw prediction per round. What is left is
-  mostly LightGBM's own tree walk (``pred_leaf``) and the first writes into each chunk's fresh
-  buffers (page faults, as for XGBoost); the leaf values cost ~1 µs per leaf.
+  added; the chunk is yielded only after all its rounds are filled. The per-row parse paid
+  once per block instead of once per round is why (docs/performance.md, "LightGBM's per-round
+  logits", has the measured costs of both).
 - LightGBM's own per-valid-set scores (``add_valid``) are incremental too, but it returns them
   only through the objective's link (probabilities), whose inverse is not exact for confident
   rows, so they are not used.
@@ -50,8 +45,8 @@ as this loop does): its logits repeat the previous round's, which is what
 
 **Threads.** ``num_threads`` goes into every ``predict`` call too: a predict call without it
 resets LightGBM's (process-wide) OpenMP thread count to the machine's default, and the next
-training rounds then run with that many threads (measured on a loaded 2-core VM: 31 ms instead
-of 1.2 ms per round).
+training rounds then run with that many threads, many times slower on a shared machine
+(docs/performance.md).
 
 **Determinism.** Seeds come from ``TrainContext.seed`` (LightGBM's ``seed``, from which it derives
 its bagging, feature-fraction and data seeds), ``deterministic=True``, and ``force_col_wise=True``:
@@ -299,7 +294,7 @@ class LightGBMTrainer:
         rounds: Sequence[int],
     ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """round -> (val logits, test logits) (float32, (N, K)) of the model after each of
-        ``rounds``, for the replay of selected models (:mod:`tabbench.replay`): the same
+        ``rounds``, for the replay of selected models (:mod:`tabbench.diagnostics.replay`): the same
         boosting as :meth:`train` up to the last wanted round, with no per-round prediction,
         then the per-round sums of :meth:`train` itself (:class:`_Scores`, also what the
         re-stop reads from a kept model), so the logits are the recorded ones bit for bit."""

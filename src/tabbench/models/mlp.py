@@ -41,6 +41,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from tabbench.models import mlp_stacked
 from tabbench.models.base import EpochChunk, GroupChunk, SplitData, TrainContext
 from tabbench.models.mlp_config import (
     MAX_ONE_HOT_LEVELS,
@@ -182,7 +183,6 @@ class MLPTrainer:
     # ---- stacked training (tabbench.models.base.StackingTrainer; docs/design.md §15) ------
     def stack_key(self, params: Mapping[str, Any]) -> Hashable:
         """Configs with the same architecture and batch size stack (the whole random search)."""
-        from tabbench.models import mlp_stacked
 
         return mlp_stacked.stack_key(params)
 

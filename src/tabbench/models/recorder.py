@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -22,13 +23,13 @@ import numpy as np
 import pandas as pd
 
 from tabbench.metrics.registry import stopping_metric_ids
-from tabbench.models.base import EpochChunk
-from tabbench.runs_schema import (
+from tabbench.models.base import EpochChunk, SplitData
+from tabbench.models.runs_schema import (
     INFO_COLUMNS,
     KEY_COLUMNS,
     TEST_METRIC_IDS,
+    column_on_test,
     record_columns,
-    test_column,
     val_column,
 )
 
@@ -50,46 +51,59 @@ def _json_scalar(obj: Any) -> Any:
     raise TypeError(f"config value {obj!r} ({type(obj).__name__}) is not JSON-serialisable")
 
 
+@dataclass(frozen=True)
+class RunKey:
+    """Which run a record belongs to: one config of one (model, dataset, split)."""
+
+    model: str
+    dataset: str
+    split: int
+    config: int
+
+
+@dataclass(frozen=True)
+class Labels:
+    """What the records are measured against: the validation and test labels, and the sizes
+    stored on every row."""
+
+    y_val: np.ndarray
+    y_test: np.ndarray
+    n_train: int
+    n_classes: int
+
+    @classmethod
+    def of(cls, data: SplitData) -> Labels:
+        return cls(data.y_val, data.y_test, len(data.y_train), data.n_classes)
+
+
 class EpochRecorder:
-    """Collect the per-epoch rows of one (model, dataset, split, config) run.
+    """Collect the per-epoch rows of one run (:class:`RunKey`) with ``params``, over
+    ``n_epochs`` epochs.
 
     ``metrics`` is the module providing ``stopping_metrics_batched`` and
-    ``test_metrics_batched`` (default :mod:`tabbench.metrics`); it is a parameter only so that
+    ``metrics_on_test_batched`` (default :mod:`tabbench.metrics`); it is a parameter only so that
     tests can check the recorder's bookkeeping independently of the metric implementations.
     """
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        dataset: str,
-        split: int,
-        config: int,
-        params: Mapping[str, Any],
-        y_val: np.ndarray,
-        y_test: np.ndarray,
-        n_train: int,
-        n_classes: int,
-        n_epochs: int,
-        metrics: ModuleType | None = None,
-    ) -> None:
+    def __init__(self, key: RunKey, params: Mapping[str, Any], labels: Labels, n_epochs: int,
+                 metrics: ModuleType | None = None) -> None:
         if metrics is None:
-            import tabbench.metrics as metrics
+            import tabbench.metrics as metrics  # its kernels load on the first record only
         self._metrics = metrics
         self._const: dict[str, Any] = {
-            "model": str(model),
-            "dataset": str(dataset),
-            "split": int(split),
-            "config": int(config),
+            "model": str(key.model),
+            "dataset": str(key.dataset),
+            "split": int(key.split),
+            "config": int(key.config),
             "params": params_json(params),
-            "n_train": int(n_train),
-            "n_val": int(len(y_val)),
-            "n_test": int(len(y_test)),
-            "n_classes": int(n_classes),
+            "n_train": int(labels.n_train),
+            "n_val": int(len(labels.y_val)),
+            "n_test": int(len(labels.y_test)),
+            "n_classes": int(labels.n_classes),
         }
-        self._y_val = np.asarray(y_val)
-        self._y_test = np.asarray(y_test)
-        self._n_classes = int(n_classes)
+        self._y_val = np.asarray(labels.y_val)
+        self._y_test = np.asarray(labels.y_test)
+        self._n_classes = int(labels.n_classes)
         self.n_epochs = int(n_epochs)
         self.next_epoch = 1
         self._parts: list[pd.DataFrame] = []
@@ -105,7 +119,7 @@ class EpochRecorder:
         cols: dict[str, np.ndarray] = {}
         names = [val_column(m) for m in self._stopping_ids] + ["beta"]
         for m in TEST_METRIC_IDS:
-            names += [test_column(m), test_column(m, ts=True)]
+            names += [column_on_test(m), column_on_test(m, ts=True)]
         for name in names:
             cols[name] = np.full(E, np.nan)
         if finite.any():
@@ -121,10 +135,10 @@ class EpochRecorder:
             ok = beta[np.isfinite(beta) & (beta > 0)]
             if ok.size:
                 self._last_beta = float(ok[-1])
-            tm = self._metrics.test_metrics_batched(t, self._y_test, beta, len(self._y_val))
+            tm = self._metrics.metrics_on_test_batched(t, self._y_test, beta, len(self._y_val))
             for m in TEST_METRIC_IDS:
                 for ts in (False, True):
-                    cols[test_column(m, ts)][idx] = tm[test_column(m, ts)[len("test_"):]]
+                    cols[column_on_test(m, ts)][idx] = tm[column_on_test(m, ts)[len("test_"):]]
         epochs = np.arange(chunk.first_epoch, chunk.first_epoch + E, dtype=np.int64)
         frame = pd.DataFrame(
             {
@@ -197,7 +211,8 @@ def empty_records() -> pd.DataFrame:
 def check_records(df: pd.DataFrame, expected_epochs: Mapping[int, int] | None = None) -> None:
     """Raise ``ValueError`` unless ``df`` is a valid per-epoch record (docs/design.md §6).
 
-    Checks: exactly :func:`~tabbench.runs_schema.record_columns` in order; contract dtypes; no
+    Checks: exactly :func:`~tabbench.models.runs_schema.record_columns` in order; contract dtypes;
+    no
     missing keys or info; one (model, dataset, split); per config, epochs are exactly ``1..E``
     and the params and cumulative ``fit_seconds`` are consistent. With ``expected_epochs``
     (config -> E), the configs present and their epoch counts must match it.

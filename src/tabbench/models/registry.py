@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any
 
 import yaml
 
-from tabbench.plugins import check_id, load_object, load_registrations
+from tabbench.core.nulls import is_null
+from tabbench.core.plugins import check_id, load_object, load_registrations
 
 #: the entry-point group of models
 GROUP = "tabbench.models"
@@ -72,7 +73,6 @@ class TrainerOption:
         YAML scalar (``1000`` is an int, a null spelling is None, as everywhere in the config),
         then :attr:`check` decides. Raises ValueError saying what is allowed."""
         if isinstance(value, str):
-            from tabbench.nulls import is_null
 
             value = None if is_null(value) else yaml.safe_load(value)
         return self.check(value)
@@ -163,6 +163,24 @@ def get_models() -> Mapping[str, ModelSpec]:
 
 def model_names() -> tuple[str, ...]:
     return tuple(_registry())
+
+
+#: the paper's models, in the order every table and figure shows them; the others follow by name
+PAPER_MODELS = ("xgboost", "mlp", "realmlp")
+
+
+def order_models(models: Iterable[str]) -> list[str]:
+    """``models`` in display order: the paper's first (:data:`PAPER_MODELS`), then by name."""
+    present = set(models)
+    known = [m for m in PAPER_MODELS if m in present]
+    return known + sorted(present - set(known))
+
+
+def model_label(model: str) -> str:
+    """The model's registered label (:class:`ModelSpec`), or its name for a model the registry
+    does not know (e.g. results from someone else's install)."""
+    spec = _registry().get(model)
+    return model if spec is None else spec.label
 
 
 def get_model(name: str) -> ModelSpec:

@@ -206,7 +206,7 @@ class XGBoostTrainer:
         rounds: Sequence[int],
     ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """round -> (val logits, test logits) (float32, (N, K)) of the model after each of
-        ``rounds``, for the replay of selected models (:mod:`tabbench.replay`).
+        ``rounds``, for the replay of selected models (:mod:`tabbench.diagnostics.replay`).
 
         The same boosting as :meth:`train` (same params, seed and training DMatrix), up to the
         last wanted round only, with no per-round prediction; then the per-round margins of

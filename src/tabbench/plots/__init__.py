@@ -1,4 +1,5 @@
-"""The paper's figures (docs/design.md §8) from the summary tables of :mod:`tabbench.aggregate`.
+"""The paper's figures (docs/design.md §8) from the summary tables of
+:mod:`tabbench.summary.aggregate`.
 
 Plots read only the summary folder, never ``data/`` or the per-epoch records, so regenerating
 them is cheap and independent of training. Each figure function returns the numbers it drew
@@ -13,6 +14,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
+
+from tabbench.metrics.registry import get_stopping_metrics
 
 #: figure stem (file name without extension) -> "module:function" drawing it
 FIGURES: dict[str, str] = {
@@ -45,7 +48,6 @@ def stopping_metric_legend() -> str:
     """The registered stopping metrics as caption text (reStructuredText): ``*<label>*:
     <description>`` joined by semicolons, in registry order. The report's captions show it, so
     that they list exactly the methods the figures draw."""
-    from tabbench.metrics.registry import get_stopping_metrics
 
     def rst(text: str) -> str:
         return text.replace("\\", "\\\\").replace("*", "\\*").replace("`", "\\`")

@@ -17,8 +17,6 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tabbench.comparisons import N_MIN, describe
-from tabbench.methods import BASELINE, FIG5_METHODS, method_names
 from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.models.registry import epoch_name
 from tabbench.plots.style import (
@@ -32,6 +30,8 @@ from tabbench.plots.style import (
     save,
     symlog_percent_axis,
 )
+from tabbench.summary.comparisons import N_MIN, describe
+from tabbench.summary.methods import BASELINE, FIG5_METHODS, method_names
 
 REGIME_TITLES = {"default": "Default hyperparameters", "tuned": "Tuned hyperparameters"}
 METRIC_LABELS = {
@@ -61,13 +61,15 @@ def _read_box(bp: dict, i: int) -> dict[str, float]:
 
 
 def box_panel(ax, groups: Sequence[str], models: Sequence[str], all_models: Sequence[str],
-              data: pd.DataFrame, group_col: str, value_col: str, seed: int = 0,
+              data: pd.DataFrame, columns: tuple[str, str], seed: int = 0,
               colour: Callable[[str], str] | None = None) -> list[dict]:
-    """One box per (group, model) present in ``data``; points overlaid. Returns per box: the
+    """One box per (group, model) present in ``data``, whose ``columns`` are the group's and
+    the value's (the model's is ``model``); points overlaid. Returns per box: the
     group, model, plotted point values (from the scatter's offsets, in dataset order) and the
     box statistics (from the box artists). ``colour`` (name -> colour) replaces the model
     palette, e.g. when the boxes are not models. With fewer than :data:`MIN_BOX_POINTS` values
     only the points and a median mark are drawn (``box`` False, quantiles NaN)."""
+    group_col, value_col = columns
     rng = np.random.default_rng(seed)
     n_models = max(1, len(models))
     width = 0.8 / n_models
@@ -184,7 +186,7 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
                           if large_only and len(rel) else "No selected results for this regime")
                 empty_panel(ax, reason)
                 continue
-            boxes = box_panel(ax, methods, drawn_models, models, data, "method", "rel_diff")
+            boxes = box_panel(ax, methods, drawn_models, models, data, ("method", "rel_diff"))
             for b in boxes:
                 b["regime"] = regime
             drawn += boxes
@@ -211,7 +213,7 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
 
 def fig5(summary: dict, out_dir: str | Path) -> dict:
     """The paper's Fig. 5, or the methods of config ``figures_methods`` relative to
-    ``figures_baseline`` (recorded in ``meta.json``: :mod:`tabbench.summary_view`)."""
+    ``figures_baseline`` (recorded in ``meta.json``: :mod:`tabbench.summary.view`)."""
     meta = summary["meta"]
     methods = meta.get("figures_methods") or FIG5_METHODS
     paper = tuple(methods) == FIG5_METHODS and (meta.get("baseline") or BASELINE) == BASELINE
@@ -252,7 +254,7 @@ def fig_g5(summary: dict, out_dir: str | Path) -> dict:
             empty_panel(axes[0, 0], "No selected results")
         for ax, model in zip(axes[0], models, strict=False):
             data = table[table["model"] == model]
-            boxes = box_panel(ax, stoppings, [model], models, data, "stopping", "epoch")
+            boxes = box_panel(ax, stoppings, [model], models, data, ("stopping", "epoch"))
             drawn += boxes
             ax.set_xticklabels([labels[s] for s in stoppings], rotation=45, ha="right")
             ax.set_title(f"{model_label(model)} (n = {_n_datasets(data)})")

@@ -1,4 +1,4 @@
-"""The declared comparisons (config ``comparisons``, :mod:`tabbench.summary_view`) in the style
+"""The declared comparisons (config ``comparisons``, :mod:`tabbench.summary.view`) in the style
 of Fig. 5: one panel per comparison, a box per (regime, model) of the relative differences the
 claim row was judged on (``summary/declared.parquet``, written by the same code as the claim),
 the verdicts in the panel's title, wrapped to the panel's width, and the models' colours in a
@@ -99,7 +99,7 @@ def fig_declared(summary: dict, out_dir: str | Path) -> dict:
                 continue
             models = order_models(data["model"].unique())
             legend_models = order_models({*legend_models, *models})
-            boxes = box_panel(ax, groups, models, palette, data, "group", "rel_diff")
+            boxes = box_panel(ax, groups, models, palette, data, ("group", "rel_diff"))
             for b in boxes:
                 b["claim"] = spec["id"]
             drawn += boxes

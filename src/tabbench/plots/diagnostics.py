@@ -32,6 +32,7 @@ from tabbench.diagnostics.calibrators import CALIBRATOR_LABELS, CALIBRATORS, REF
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.diagnostics.selection_bias import MAIN_TARGET, pairs
 from tabbench.diagnostics.summaries import POOLED
+from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.plots.boxes import REGIME_TITLES, box_panel
 from tabbench.plots.style import (
     WIDTH,
@@ -58,7 +59,6 @@ TEST_LABELS = {"test_logloss": "test logloss", "test_brier": "test Brier",
 
 def _labels() -> dict[str, str]:
     """Registered stopping metric id -> its label, in registration order."""
-    from tabbench.metrics.registry import get_stopping_metrics
 
     return {m.id: m.label for m in get_stopping_metrics().values()}
 
@@ -160,8 +160,8 @@ HIST_HEIGHT = 0.22
 
 
 def _band(ax, c: pd.DataFrame, colour: str) -> dict:
-    """Per-bin Clopper–Pearson band of the accuracy (tables without it, written before the
-    bands existed, draw none)."""
+    """Per-bin Clopper–Pearson band of the accuracy (tables without its columns draw
+    none)."""
     if "acc_lo" not in c or c.empty:
         return {"acc_lo": [], "acc_hi": []}
     lo, hi = c["acc_lo"].to_numpy(), c["acc_hi"].to_numpy()
@@ -222,12 +222,12 @@ def calibrators(tables: dict, out_dir: str | Path) -> dict:
                                 if rel.empty else f"No {regime} selections")
                     continue
                 stoppings = _stoppings(data["stopping"].unique())
-                # box_panel colours by its "model" column: here the calibrator
-                # box_panel draws one box per value of its "model" column: the calibrator
+                # box_panel draws and colours one box per value of its "model" column: here
+                # the calibrator
                 boxes = box_panel(ax, stoppings, others, others,
                                   data.rename(columns={"model": "nn_model"})
                                   .rename(columns={"calibrator": "model"}),
-                                  "stopping", "rel_diff", colour=CALIBRATOR_COLOURS.get)
+                                  ("stopping", "rel_diff"), colour=CALIBRATOR_COLOURS.get)
                 for b in boxes:
                     b.update(metric=metric, regime=regime, calibrator=b.pop("model"))
                 drawn += boxes
@@ -324,7 +324,7 @@ def regret(tables: dict, out_dir: str | Path) -> dict:
                 empty_panel(ax, f"No {regime} selections in these results")
                 continue
             stoppings = _stoppings(data["stopping"].unique())
-            boxes = box_panel(ax, stoppings, models, models, data, "stopping", col)
+            boxes = box_panel(ax, stoppings, models, models, data, ("stopping", col))
             for b in boxes:
                 b["regime"] = regime
             drawn += boxes

@@ -1,5 +1,5 @@
 """Critical-difference diagrams of the stopping methods (Demšar 2006): one panel per (subset,
-model, regime) of the summary's ranks table (:func:`tabbench.summary_tables.rank_table`).
+model, regime) of the summary's ranks table (:func:`tabbench.summary.tables.rank_table`).
 
 Each panel places the stopping methods (each +TS) on their mean rank over datasets (1 = lowest
 test logloss after TS); methods joined by a thick bar are not significantly different by

@@ -1,5 +1,5 @@
 """The stopping rules' figures (docs/stopping_rules.md), drawn from ``summary/rules.parquet``
-(:mod:`tabbench.rule_summary`):
+(:mod:`tabbench.summary.rule_summary`):
 
 * ``figR_compute_quality`` — per model (rows) and regime (columns): for every stopping metric
   (+TS, one colour) and rule (one marker; the metric's rules joined by a line), the median
@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from tabbench.methods import BASELINE
 from tabbench.models.registry import epoch_name
 from tabbench.plots.boxes import REGIME_TITLES
 from tabbench.plots.style import (
@@ -33,6 +32,7 @@ from tabbench.plots.style import (
     order_models,
     save,
 )
+from tabbench.summary.methods import BASELINE
 
 COMPUTE_STEM = "figR_compute_quality"
 REGRET_STEM = "figR_regret_by_rule"

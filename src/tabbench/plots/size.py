@@ -11,7 +11,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd
 
-from tabbench.methods import BASELINE
 from tabbench.plots.boxes import REGIME_TITLES
 from tabbench.plots.style import (
     WIDTH,
@@ -24,6 +23,7 @@ from tabbench.plots.style import (
     save,
     symlog_percent_axis,
 )
+from tabbench.summary.methods import BASELINE
 
 METHOD = "TS-Ref.+TS"
 

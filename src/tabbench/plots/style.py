@@ -14,18 +14,22 @@ matplotlib.use("Agg")  # figures are files; never open a window (also on headles
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from tabbench.io import atomic_path  # noqa: E402
+from tabbench.core.io import atomic_path  # noqa: E402
+
+# the figures' model labels and order are the registry's; handed on to the plotting modules
+from tabbench.models.registry import (  # noqa: E402, F401
+    PAPER_MODELS,
+    model_label,
+    order_models,
+)
 
 #: full text width of a two-column paper (inches); fonts below are readable at that size
 WIDTH = 7.0
 PNG_DPI = 200
 
 #: fixed colours so that a model has the same colour in every figure (colour-blind-safe pairs)
-MODEL_COLOURS: dict[str, str] = {
-    "xgboost": "#0072B2",
-    "mlp": "#E69F00",
-    "realmlp": "#009E73",
-}
+MODEL_COLOURS: dict[str, str] = dict(zip(PAPER_MODELS, ("#0072B2", "#E69F00", "#009E73"),
+                                         strict=True))
 _EXTRA = ("#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
 RC = {
@@ -47,20 +51,6 @@ def model_colour(model: str, models: list[str]) -> str:
         return MODEL_COLOURS[model]
     others = [m for m in models if m not in MODEL_COLOURS]
     return _EXTRA[others.index(model) % len(_EXTRA)]
-
-
-def model_label(model: str) -> str:
-    """The model's registered label (:class:`tabbench.models.registry.ModelSpec`), or its name
-    for a model the registry does not know (e.g. results from someone else's install)."""
-    from tabbench.models.registry import get_models
-
-    spec = get_models().get(model)
-    return model if spec is None else spec.label
-
-
-def order_models(models) -> list[str]:
-    known = [m for m in MODEL_COLOURS if m in set(models)]
-    return known + sorted(set(models) - set(known))
 
 
 @contextmanager

@@ -7,7 +7,7 @@ import torch
 
 from tabbench.models.realmlp.config import RealMLPConfig
 from tabbench.models.realmlp.network import ParamGroup, RealMLPNetwork
-from tabbench.models.realmlp.optim import ScheduledAdam
+from tabbench.models.realmlp.optim import Scheduled, ScheduledAdam
 from tabbench.models.realmlp.schedules import constant, get_schedule
 
 CPU = torch.device("cpu")
@@ -39,10 +39,8 @@ def test_groups_follow_architecture_options():
 def _opt(groups, wd_squared=True, lr=0.04, wd=0.02, total=100):
     return ScheduledAdam(
         groups,
-        lr=lr,
-        wd=wd,
-        lr_sched=get_schedule("coslog4"),
-        wd_sched=get_schedule("flat_cos"),
+        lr=Scheduled(lr, get_schedule("coslog4")),
+        wd=Scheduled(wd, get_schedule("flat_cos")),
         betas=(0.9, 0.95),
         eps=1e-8,
         total_steps=total,
@@ -98,10 +96,8 @@ def test_adam_matches_torch_adam_per_group():
     ref = [torch.nn.Parameter(a1.clone()), torch.nn.Parameter(b1.clone())]
     opt = ScheduledAdam(
         [ParamGroup("a", [ours[0]], 1.0, 1.0), ParamGroup("b", [ours[1]], 0.1, 0.0)],
-        lr=0.05,
-        wd=0.0,
-        lr_sched=constant,
-        wd_sched=constant,
+        lr=Scheduled(0.05, constant),
+        wd=Scheduled(0.0, constant),
         betas=(0.9, 0.95),
         eps=1e-8,
         total_steps=10,

@@ -1,6 +1,6 @@
 """Is the OpenML server reachable from this machine? Asked once, shared by the fetch jobs.
 
-Why: without a network, each of the suite's ~200 fetch jobs used to find out on its own (import
+Why: without a network, each of the suite's ~200 fetch jobs would find out on its own (import
 openml-python, a few quick attempts with pauses, up to ``openml_timeout`` on a black-holed
 network), and nothing but per-dataset logs said so. Here the question is asked once per machine
 and run: :func:`shared_state` keeps the answer in a small JSON file per host in a state folder
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+from tabbench.core.io import write_json_atomic
 from tabbench.data.sources.openml_config import resolve_server
 
 T = TypeVar("T")
@@ -197,7 +198,6 @@ def probe_and_store(
         options=_options_key(server_option, cache_option),
     )
     if state_dir is not None:
-        from tabbench.io import write_json_atomic
 
         write_json_atomic(asdict(state), state_path(state_dir))
     return state

@@ -18,6 +18,7 @@ fewer kernel launches. Moments are per entry, so grouping changes nothing numeri
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -35,15 +36,24 @@ def decay_multiplier(lr_t: Any, wd_t: Any, lr_factor: Any, wd_factor: Any, squar
     return 1.0 - lr_t * lr_factor * wd_t * wd_factor
 
 
+@dataclass(frozen=True)
+class Scheduled:
+    """A base rate and its schedule over training (``t`` from 0 to 1)."""
+
+    base: float
+    schedule: Schedule
+
+    def at(self, t: float) -> float:
+        return self.base * self.schedule(t)
+
+
 class ScheduledAdam:
     def __init__(
         self,
         groups: list[ParamGroup],
         *,
-        lr: float,
-        wd: float,
-        lr_sched: Schedule,
-        wd_sched: Schedule,
+        lr: Scheduled,
+        wd: Scheduled,
         betas: tuple[float, float],
         eps: float,
         total_steps: int,
@@ -56,8 +66,6 @@ class ScheduledAdam:
         self._group_of = [i for i, g in enumerate(self.groups) for _ in g.params]
         self.lr = lr
         self.wd = wd
-        self.lr_sched = lr_sched
-        self.wd_sched = wd_sched
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.total_steps = total_steps
@@ -70,7 +78,7 @@ class ScheduledAdam:
     def hyperparameters(self, step: int) -> tuple[float, float]:
         """Scheduled base ``(lr_t, wd_t)`` before step ``step`` (0-based)."""
         t = step / self.total_steps
-        return self.lr * self.lr_sched(t), self.wd * self.wd_sched(t)
+        return self.lr.at(t), self.wd.at(t)
 
     def decay_multiplier(self, group: ParamGroup, lr_t: float, wd_t: float) -> float:
         """The factor each parameter of ``group`` is multiplied by before the Adam step."""

@@ -31,7 +31,7 @@ from tabbench.models.base import EpochChunk, GroupChunk, SplitData, TrainContext
 from tabbench.models.realmlp.config import RealMLPConfig
 from tabbench.models.realmlp.inputs import check_data, concat_encoded, encoded_tensors
 from tabbench.models.realmlp.network import RealMLPNetwork
-from tabbench.models.realmlp.optim import ScheduledAdam
+from tabbench.models.realmlp.optim import Scheduled, ScheduledAdam
 from tabbench.models.realmlp.preprocessing import RealMLPPreprocessor
 from tabbench.models.realmlp.schedules import get_schedule
 from tabbench.models.stacked.loop import torch_threads
@@ -124,10 +124,8 @@ class RealMLPTrainer:
         total_steps = n_batches * ctx.n_epochs
         opt = ScheduledAdam(
             net.param_groups(),
-            lr=cfg.lr,
-            wd=cfg.wd,
-            lr_sched=get_schedule(cfg.lr_sched),
-            wd_sched=get_schedule(cfg.wd_sched),
+            lr=Scheduled(cfg.lr, get_schedule(cfg.lr_sched)),
+            wd=Scheduled(cfg.wd, get_schedule(cfg.wd_sched)),
             betas=(cfg.mom, cfg.sq_mom),
             eps=cfg.opt_eps,
             total_steps=total_steps,

@@ -22,8 +22,6 @@ from collections.abc import Hashable, Mapping, Sequence
 #: ``network_members`` of ``auto`` (config ``null``) on the CPU: measured in
 #: benchmarks/network_batching.py (docs/performance.md, "Stacked training")
 AUTO_CPU_MEMBERS = 1
-#: default device memory for one job's stacked model (config ``network_memory_gb``)
-DEFAULT_MEMORY_GB = 4.0
 SEQUENTIAL, STACKED = "sequential", "stacked"
 AUTO = "auto"
 

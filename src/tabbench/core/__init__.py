@@ -1,0 +1,3 @@
+"""Infrastructure every other package stands on: where each file lives (``layout``), atomic
+writes and damaged-file errors (``io``), provenance, GPU claiming, entry-point loading, the
+null spellings and the one Markdown table writer. It imports nothing else of tabbench."""

@@ -1,0 +1,377 @@
+"""The generated tables of a Markdown page (docs/reproduction.md): each sits between markers of
+its own name and is rewritten from a results folder by ``tabbench claims-table --page``, so a
+page that reports a study cannot drift from the study's shipped results; the page's prose and
+everything outside the markers is left as it is.
+
+A page names what it embeds: ``<!-- generated table: NAME; ... -->`` up to
+``<!-- end of generated table: NAME -->``, with ``NAME`` one of :data:`TABLES`:
+
+* ``claims``: every claim of the paper checked (:func:`tabbench.summary.claims.reproduction_table`);
+* ``progress``: per model, the train jobs done of those planned, configs recorded and failed,
+  and the time left predicted, when the copy was published (``PUBLISHED.json``'s ``status``);
+* ``complete_pairs``: per model of the study, the (model, dataset) pairs the folder holds
+  selections of (a selection needs every split), and which of them are large: what every
+  verdict of the page is computed from;
+* ``all_datasets``: test logloss of a few methods relative to the baseline on all datasets, per
+  (model, regime): the summary's medians, W/T/L and Bayesian probabilities;
+* ``ranks``: the mean rank of each stopping method (+TS) over all datasets per (model, regime),
+  with the critical difference: the numbers of the CD diagrams;
+* ``regret``: each stopping metric's median regret against the best (config, epoch) on test
+  (the diagnostics' ``regret_summary``, computed from the complete pairs' runs files);
+* ``rope``: the paper's headline claim judged again at several regions of practical
+  equivalence, beside the folder's own: how much of its verdict is the ROPE's;
+* ``stopping_rules``: per model, regime and stopping rule (the whole run; patience p), whether
+  TS-Ref.+TS beats Logloss+TS under that rule and the median fraction of epochs each method
+  trains (:func:`tabbench.summary.rule_summary.rules_answer`, what ``tabbench stopping-rules``
+  prints).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tabbench.core.io import read_parquet
+from tabbench.core.layout import ResultsLayout, read_run_config
+from tabbench.core.markdown import MISSING, cell, markdown_table
+from tabbench.diagnostics.paths import DIAGNOSTIC_TABLE_FILES
+from tabbench.diagnostics.selection_bias import MAIN_TARGET
+from tabbench.metrics.registry import get_stopping_metrics
+from tabbench.models.registry import model_label, order_models
+from tabbench.report.publish import is_published, read_manifest
+from tabbench.report.results_folder import collect_selected, summary_frames
+from tabbench.study.status import hours_text
+from tabbench.summary.claims import CLAIMS, check_claims, reproduction_table
+from tabbench.summary.markdown import rank_table_lines
+from tabbench.summary.methods import BASELINE
+from tabbench.summary.rule_summary import answer_markdown, paper_claims, rules_answer
+from tabbench.summary.stopping_rules import best_rows
+
+_BEGIN = "<!-- generated table: {name}; by `tabbench claims-table --page`, do not edit -->"
+_END = "<!-- end of generated table: {name} -->"
+#: an opening marker as a page may write it: the name, then anything up to "-->" (:func:`markers`
+#: writes the default text)
+_OPENING = re.compile(r"<!-- generated table: ([A-Za-z0-9_]+);[^\n]*?-->")
+
+#: the methods of the ``all_datasets`` table, each against :data:`BASELINE`: the paper's
+#: recommendation, the baseline without its TS, and stopping on accuracy
+ALL_DATASETS_METHODS = ("TS-Ref.+TS", "Logloss", "Accuracy+TS")
+
+
+@dataclass(frozen=True)
+class PageInputs:
+    """What a generated table is computed from: the summary frames of a results folder
+    (:func:`tabbench.report.results_folder.summary_frames`), its selected rows and "large"
+    threshold."""
+
+    frames: Mapping[str, Any]
+    selected: pd.DataFrame
+    large_rows: int
+    #: the models the study trains (its settings): those without a selection yet are listed too
+    models: tuple[str, ...] = ()
+    #: the diagnostics' regret summary (``summary/diagnostics/regret_summary.parquet``), if any
+    regret: pd.DataFrame | None = None
+    #: the manifest of a published copy (``PUBLISHED.json``: :mod:`tabbench.report.publish`), if it
+    #: is one
+    published: Mapping[str, Any] | None = None
+
+
+def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
+    """The inputs of every generated table from the results folder ``results`` (a study's or a
+    published copy), read with the folder's own settings."""
+
+    selected, _ = collect_selected(results, jobs)
+    frames, large_rows = summary_frames(results, selected)
+    selected = best_rows(selected)  # the paper's rule: what the pairs and the ROPE table read
+    models = tuple((read_run_config(results) or {}).get("models") or ())
+    regret = Path(ResultsLayout(results).diagnostics_dir) / DIAGNOSTIC_TABLE_FILES["regret"]
+    return PageInputs(frames, selected, large_rows, models,
+                      read_parquet(regret) if regret.is_file() else None,
+                      read_manifest(results) if is_published(results) else None)
+
+
+def markers(name: str) -> tuple[str, str]:
+    """The opening and closing marker of the generated table ``name``."""
+    return _BEGIN.format(name=name), _END.format(name=name)
+
+
+#: markers of earlier versions, still read (and kept as they are): a page written with
+#: tabbench's first claims table is rewritten in place, not refused
+LEGACY_MARKERS: dict[str, tuple[str, str]] = {
+    "claims": ("<!-- claims table: generated by tabbench.summary.claims.reproduction_table; "
+               "do not edit -->", "<!-- end of the generated claims table -->"),
+}
+
+
+def _span(page: str, name: str) -> tuple[int, int]:
+    """Where the table ``name`` sits: after its opening marker (any text between the name's
+    ``;`` and ``-->``, e.g. the default of :func:`markers`; or its :data:`LEGACY_MARKERS`),
+    before its closing one."""
+    begin = next((m for m in _OPENING.finditer(page) if m.group(1) == name), None)
+    if begin is not None:
+        start, end_marker = begin.end(), markers(name)[1]
+    elif name in LEGACY_MARKERS and LEGACY_MARKERS[name][0] in page:
+        old_begin, end_marker = LEGACY_MARKERS[name]
+        start = page.index(old_begin) + len(old_begin)
+    else:
+        start, end_marker = -1, ""
+    stop = page.find(end_marker, start) if start >= 0 else -1
+    if stop < 0:
+        raise ValueError(f"the page holds no generated table {name!r} (markers missing)")
+    return start, stop
+
+
+def embedded(page: str, name: str) -> str:
+    """The generated table ``name`` as the page holds it."""
+    start, stop = _span(page, name)
+    return page[start:stop].strip()
+
+
+def names_in(page: str) -> list[str]:
+    """The generated tables ``page`` holds, in page order; an unknown name (a typo in a marker
+    would leave a table unchecked) or one that appears twice is an error."""
+    found = [(m.start(), m.group(1)) for m in _OPENING.finditer(page)]
+    found += [(page.index(begin), name) for name, (begin, _) in LEGACY_MARKERS.items()
+              if begin in page]
+    names = [name for _, name in sorted(found)]
+    unknown = sorted(set(names) - set(TABLES))
+    if unknown:
+        raise ValueError(f"unknown generated table(s) {unknown}; known: {sorted(TABLES)}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # only the first would be rewritten, the other left stale
+        raise ValueError(f"generated table(s) {twice} appear more than once in the page")
+    return names
+
+
+def with_tables(page: str, tables: Mapping[str, str]) -> str:
+    """``page`` with each table of ``tables`` between its markers in place of what was there;
+    the rest of the page unchanged. Every named table's markers must be in the page."""
+    for name, table in tables.items():
+        start, stop = _span(page, name)
+        page = f"{page[:start]}\n{table}\n{page[stop:]}"
+    return page
+
+
+def regenerate_page(page: str, inputs: PageInputs) -> str:
+    """Every generated table of ``page`` recomputed from ``inputs``; a page without any is an
+    error (nothing would be kept in step)."""
+    names = names_in(page)
+    if not names:
+        raise ValueError("the page holds no generated table (markers missing); known: "
+                         f"{sorted(TABLES)}")
+    return with_tables(page, {name: TABLES[name](inputs) for name in names})
+
+
+# --- the tables ---------------------------------------------------------------------------------
+
+def _claims(inputs: PageInputs) -> str:
+    return reproduction_table(paper_claims(inputs.frames["claims"]))
+
+
+def _stopping_rules(inputs: PageInputs) -> str:
+    frames = inputs.frames
+    return answer_markdown(rules_answer(frames["claims"], frames["rules"]), inputs.large_rows,
+                           frames["meta"]["rope_percent"]).strip()
+
+
+def complete_pairs_table(selected: pd.DataFrame, large_rows: int,
+                         models: tuple[str, ...] = ()) -> str:
+    """Per model (those of ``selected`` and ``models``): how many (model, dataset) pairs have
+    selections and their names, and how many (and which) of them have at least ``large_rows``
+    rows; "none yet" for a model of ``models`` without any."""
+
+    rows = (selected.groupby(["model", "dataset"])["n_rows"].max().reset_index()
+            if not selected.empty else pd.DataFrame({"model": [], "dataset": [], "n_rows": []}))
+    everyone = order_models(list(dict.fromkeys([*rows["model"], *models])))
+    if not everyone:
+        return "No (model, dataset) pair has selections."
+    table = []
+    for model in everyone:
+        mine = rows[rows["model"] == model].sort_values("dataset", key=lambda s: s.str.lower())
+        if mine.empty:
+            table.append([model_label(model), "none yet", MISSING])
+            continue
+        large = mine[mine["n_rows"] >= large_rows]["dataset"].tolist()
+        table.append([model_label(model), f"{len(mine)}: {', '.join(mine['dataset'])}",
+                      f"{len(large)}" + (f" ({', '.join(large)})" if large else "")])
+    return markdown_table(["model", "complete (model, dataset) pairs",
+                           f"of them large (≥ {large_rows:,} rows)"], table)
+
+
+def _cell(row: pd.Series) -> str:
+    cell = f"{row['median']:+.2f} %, {int(row['wins'])}/{int(row['ties'])}/{int(row['losses'])}"
+    if np.isfinite(row["p_better"]):
+        cell += f", {row['p_better']:.2f}/{row['p_equivalent']:.2f}/{row['p_worse']:.2f}"
+    return cell.replace("-", "−")
+
+
+def baseline_table(summary: pd.DataFrame, subset: str = "all", metric: str = "logloss",
+                   methods: tuple[str, ...] = ALL_DATASETS_METHODS,
+                   baseline: str = BASELINE) -> str:
+    """``methods`` against ``baseline`` (the one the summary was computed against) in the test
+    ``metric`` over the datasets of ``subset``, a column per (model, regime): median relative
+    difference, W/T/L, and P(better)/P(equivalent)/P(worse) (the summary's,
+    :mod:`tabbench.summary.comparisons`)."""
+
+    rows = summary[(summary["subset"] == subset) & (summary["metric"] == metric)]
+    if rows.empty:
+        return f"No dataset in the subset {subset!r}."
+    groups = _columns(rows)
+    head = [f"method (vs {baseline})"] + [f"{model_label(m)} {reg} (n = {int(g['n'].max())})"
+                                          for (m, reg), g in groups.items()]
+    table = []
+    for method in methods:
+        cells = []
+        for g in groups.values():
+            hit = g[g["method"] == method]
+            cells.append(MISSING if hit.empty else _cell(hit.iloc[0]))
+        label = method if method.endswith("+TS") else f"{method} (no TS)"
+        table.append([label, *cells])
+    return markdown_table(head, table)
+
+
+def _columns(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """The rows of each (model, regime) of ``frame`` that has any, in figure order."""
+
+    groups = {(m, reg): frame[(frame["model"] == m) & (frame["regime"] == reg)]
+              for m in order_models(frame["model"].unique()) for reg in ("default", "tuned")}
+    return {key: g for key, g in groups.items() if not g.empty}
+
+
+def ranks_table(ranks: pd.DataFrame, subset: str = "all", metric: str = "logloss") -> str:
+    """Mean rank of each stopping method over the datasets of ``subset`` (test ``metric``) per
+    (model, regime), with the critical difference: ``summary.md``'s table
+    (:func:`tabbench.summary.markdown.rank_table_lines`), models named and ordered as in the
+    figures. What the CD diagrams draw."""
+
+    rows = ranks[(ranks["subset"] == subset) & (ranks["metric"] == metric)]
+    if rows.empty:
+        return f"No (model, regime) has the datasets to rank in the subset {subset!r}."
+    return "\n".join(rank_table_lines(rows, label=model_label, order=order_models))
+
+
+def regret_table(regret: pd.DataFrame | None) -> str:
+    """Median regret of each stopping metric (test logloss after TS of its selection minus the
+    best (config, epoch) on test), a column per (model, regime), with the datasets it is over."""
+
+    if regret is None:
+        return "No diagnostics in this results folder (`snakemake diagnostics` writes them)."
+    rows = regret[(regret["target"] == MAIN_TARGET) & (regret["kind"] == "regret")]
+    groups = _columns(rows)
+    if not groups:
+        return "No regret was computed (no runs files were read)."
+    head = ["stopping metric (median regret, in test logloss after TS)"] + [
+        f"{model_label(m)} {reg} (n = {int(g['n'].max())})" for (m, reg), g in groups.items()]
+    table = []
+    for metric in (m for m in get_stopping_metrics().values() if m.id in set(rows["stopping"])):
+        cells = []
+        for g in groups.values():
+            hit = g[g["stopping"] == metric.id]
+            cells.append(MISSING if hit.empty else cell(hit["median"].iloc[0], ".4f"))
+        table.append([metric.label, *cells])
+    return markdown_table(head, table)
+
+
+def progress_table(manifest: Mapping[str, Any] | None) -> str:
+    """The study's progress when the copy was published (``PUBLISHED.json``'s ``status``): per
+    model the train jobs done of those planned, running, configs recorded and failed, and the
+    predicted job time left; then the predicted wall time left and end. A copy merged from
+    several (:mod:`tabbench.report.publish_merge`) gives each source's, in order, under its name."""
+    if manifest is None:
+        return ("Not a published copy: no progress recorded (`tabbench status` on the study's "
+                "folder gives it).")
+    if "sources" not in manifest:
+        return _one_progress_table(manifest)
+    parts = []
+    for i, source in enumerate(manifest["sources"], 1):
+        commit = str(source.get("published_by_commit") or "unknown")[:7]
+        name = Path(str(source.get("source"))).name  # older copies named an absolute path
+        parts += [f"Source {i}: `{name}`, published {source.get('published')} "
+                  f"by commit {commit}.", "", progress_table(source), ""]
+    return "\n".join(parts).rstrip()
+
+
+def _one_progress_table(manifest: Mapping[str, Any]) -> str:
+
+    status = manifest.get("status") or {"error": "a copy published before progress was kept"}
+    if "error" in status:
+        return f"The study's progress was not recorded when it was published: {status['error']}."
+    by_model = {m["model"]: m for m in status["models"]}
+    table = []
+    for model in order_models(list(by_model)):
+        m = by_model[model]
+        planned = "?" if m["planned"] is None else m["planned"]
+        left = hours_text(m["seconds_left"]) if m["left"] or m["running"] else "none"
+        table.append([model_label(model), f"{m['done']} of {planned}", str(m["running"]),
+                      f"{m['configs_recorded']:,}", str(m["configs_failed"]), left])
+    lines = [markdown_table(["model", "train jobs done of planned", "running",
+                             "configs recorded", "failed", "job time left (one at a time)"],
+                            table)]
+    if status.get("seconds_left") is not None:
+        lines += ["", f"Published {manifest['published']}: about "
+                  f"{hours_text(status['seconds_left'])} of wall time left at "
+                  f"{status['workers']:.1f} jobs in flight, done around {status['ends']}"
+                  + (f" ({', '.join(status['not_predicted'])} not predicted: later than that)"
+                     if status.get("not_predicted") else "") + "."]
+    return "\n".join(lines)
+
+
+#: the regions of practical equivalence (± %) the ``rope`` table shows, beside the folder's own
+ROPE_SENSITIVITY = (0.1, 0.5, 1.0, 2.0)
+#: the claim the ``rope`` table is shown for: the paper's headline (Fig. 5)
+HEADLINE_CLAIM = "ts_ref_beats_logloss"
+
+
+def rope_table(selected: pd.DataFrame, large_rows: int, rope: float,
+               claim_id: str = HEADLINE_CLAIM,
+               ropes: tuple[float, ...] = ROPE_SENSITIVITY) -> str:
+    """The claim ``claim_id`` per (model, regime) judged again at each ROPE of ``ropes`` and at
+    the folder's ``rope`` (marked): P(better)/P(equivalent)/P(worse) and the verdict. The rule
+    and the tests are the claims table's (:func:`tabbench.summary.claims.check_claims`); only the
+    region of practical equivalence changes, so the table says how much of a verdict is the
+    ROPE's choice (a gain smaller than the ROPE counts as "equivalent")."""
+
+    claim = next((c for c in CLAIMS if c.id == claim_id), None)
+    if claim is None:
+        raise ValueError(f"no claim {claim_id!r}; known: {[c.id for c in CLAIMS]}")
+    widths = sorted({*(float(w) for w in ropes), float(rope)})
+    checked = {w: check_claims(selected, large_rows, [claim], rope=w) for w in widths}
+    judged = checked[float(rope)]
+    groups = _columns(judged[judged["n"] > 0])  # a (model, regime) with no dataset: no row
+    if not groups:
+        return f"No (model, regime) has the datasets of the claim {claim.statement!r}."
+    head = ["model", "regime", "n", "median"] + [
+        f"ROPE ±{w:g} %" + (" (the table's)" if w == float(rope) else "") for w in widths]
+    table = []
+    for (model, regime), row in groups.items():
+        r = row.iloc[0]
+        cells = [model_label(model), regime, str(int(r["n"])), f"{r['median']:+.2f} %"]
+        for w in widths:
+            c = checked[w]
+            hit = c[(c["model"] == model) & (c["regime"] == regime)].iloc[0]
+            probs = (MISSING if not np.isfinite(hit["p_better"]) else
+                     f"{hit['p_better']:.2f}/{hit['p_equivalent']:.2f}/{hit['p_worse']:.2f}")
+            cells.append(f"{probs}: **{hit['verdict']}**")
+        table.append(cells)
+    return markdown_table(head, table, align="llrr" + "l" * len(widths))
+
+
+#: every generated table a page may hold: name -> how it is computed
+TABLES: dict[str, Callable[[PageInputs], str]] = {
+    "claims": _claims,
+    "progress": lambda i: progress_table(i.published),
+    "complete_pairs": lambda i: complete_pairs_table(i.selected, i.large_rows, i.models),
+    "all_datasets": lambda i: baseline_table(i.frames["summary"],
+                                             baseline=i.frames["meta"].get("baseline")
+                                             or BASELINE),
+    "ranks": lambda i: ranks_table(i.frames["ranks"]),
+    "regret": lambda i: regret_table(i.regret),
+    "rope": lambda i: rope_table(i.selected, i.large_rows, i.frames["meta"]["rope_percent"]),
+    "stopping_rules": _stopping_rules,
+}

@@ -1,0 +1,249 @@
+"""Regenerate summary tables and figures from a results folder, without Snakemake.
+
+The folder may come from anywhere (a colleague's run, a cluster): it is only read, never
+written. Which (model, dataset) are used is the one rule of
+:func:`tabbench.core.layout.complete_results`
+(the one ``snakemake figures`` applies too): every split's runs file present, or a selected
+file. Per pair the cached ``selected/{model}/{dataset}.parquet`` is used when it is at least as
+new as every runs file (or the runs are not all there); otherwise the selection is recomputed in
+memory from the runs, in parallel worker processes. A folder holding only ``selected/`` works
+too (the Fig. 1 analogue then says that no per-epoch record is available).
+
+Settings that depend on how the folder was produced (the "large" threshold) are read from the
+folder itself (:func:`tabbench.settings.run_config.folder_settings`), so the figures equal those of
+``snakemake figures`` on the same folder.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tabbench.core.layout import (
+    META,
+    SUMMARY,
+    CachedResult,
+    ResultsLayout,
+    complete_results,
+    folder_n_splits,
+    replay_sidecar,
+)
+from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
+from tabbench.report.publish import is_published, read_manifest
+from tabbench.report.study_description import write_description
+from tabbench.settings.run_config import folder_settings
+from tabbench.summary.aggregate import (
+    LARGE_ROWS,
+    aggregate_frames,
+    load_selected,
+    render_texts,
+    write_summary,
+)
+from tabbench.summary.comparisons import ROPE_PERCENT
+from tabbench.summary.select import SELECTED_COLUMNS, select_files
+from tabbench.summary.stopping_rules import rule_choices, selected_choices, with_rule_columns
+from tabbench.summary.view import view_from_config
+
+
+class _FolderSetting:
+    """The default of a setting argument: the results folder's own value (run_config.yaml),
+    where None is a value of its own (e.g. ``patience``: each model's defaults)."""
+
+    def __repr__(self) -> str:
+        return "FOLDER"
+
+
+#: "use the folder's setting" (:func:`collect_selected`, :func:`regenerate`)
+FOLDER = _FolderSetting()
+
+
+def discover(results: str | Path, n_splits: int | None = None) -> list[CachedResult]:
+    """Every complete (model, dataset) under ``results``
+    (:func:`tabbench.core.layout.complete_results`)."""
+    return complete_results(results, n_splits)
+
+
+def regenerate_inputs(results: str | Path) -> list[Path]:
+    """Every file :func:`regenerate` reads from ``results``: per complete (model, dataset)
+    (:func:`discover`) its selected file and runs files, and the replay files (with their
+    sidecars) present for those runs. The workflow's regenerate job declares them as its
+    inputs, so that Snakemake redraws when one of them changed or the set changed, and only
+    then. (``run_config.yaml`` is not among them: the settings the figures depend on reach the
+    job as its params.)"""
+    layout = ResultsLayout(results)
+    out: list[Path] = []
+    for r in discover(results):
+        out += ([] if r.selected is None else [r.selected]) + r.runs
+        for split in range(len(r.runs)):
+            npz = Path(layout.replay(r.model, r.dataset, split))
+            if npz.is_file() and replay_sidecar(npz).is_file():
+                out += [npz, replay_sidecar(npz)]
+    return out
+
+
+def collect_selected(results: str | Path, jobs: int | None = None, reselect: bool = False,
+                     patience: Any = FOLDER) -> tuple[pd.DataFrame, dict[str, int]]:
+    """All selected rows of a results folder (module docstring), selected again with the
+    folder's tie rule (config ``epoch_ties``) where needed; also counts of (reused,
+    recomputed) pairs. ``patience``: the stopping rules' setting
+    (:func:`tabbench.summary.stopping_rules.patiences_for`; :data:`FOLDER` = the folder's). A
+    cached selected file that holds other rules than the setting asks for is selected again
+    from its runs (a redraw with other patiences retrains nothing); without runs (a published
+    copy) it is used as it is."""
+
+    settings = folder_settings(results)
+    if patience is FOLDER:
+        patience = settings.patience
+    select_pair = partial(select_files, epoch_ties=settings.epoch_ties, patience=patience)
+    pairs = discover(results)
+    reuse = [p for p in pairs if p.selected is not None and not reselect and p.selected_is_fresh()]
+    frames = []
+    for p in list(reuse):
+        cached = load_selected([p.selected])
+        if p.runs and set(selected_choices(cached)) != set(rule_choices(p.model, patience)):
+            reuse.remove(p)  # other rules than asked for: selected again below
+        else:
+            frames.append(cached)
+    redo = [p for p in pairs if p not in reuse and p.runs]
+    jobs = jobs or os.cpu_count() or 1
+    if redo:
+        if jobs > 1 and len(redo) > 1:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                frames += list(pool.map(select_pair, [p.runs for p in redo], chunksize=4))
+        else:
+            frames += [select_pair(p.runs) for p in redo]
+    frames = [f for f in frames if len(f)]
+    selected = (pd.concat(frames, ignore_index=True) if frames
+                else with_rule_columns(pd.DataFrame({c: [] for c in SELECTED_COLUMNS})))
+    return selected, {"pairs": len(pairs), "reused": len(reuse), "recomputed": len(redo)}
+
+
+@dataclass(frozen=True)
+class Redraw:
+    """The redraw settings one drawing gives over the folder's own: the "large" threshold
+    (config ``figures_large_rows``), the ROPE in % (``rope_percent``) and what the summary
+    compares (``figures_baseline``, ``figures_methods``, ``comparisons``:
+    :mod:`tabbench.summary.view`); None or empty: the folder's. ``patience``: the stopping
+    rules' setting (:func:`collect_selected`; :data:`FOLDER`: the folder's, where None is a
+    value: each model's default patiences)."""
+
+    large_rows: int | None = None
+    rope: float | None = None
+    view: Mapping[str, Any] = field(default_factory=dict)
+    patience: Any = FOLDER
+
+
+def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw | None = None
+                   ) -> tuple[dict[str, Any], int]:
+    """The summary frames (claims included: :func:`tabbench.summary.aggregate.aggregate_frames`) of
+    ``selected`` (:func:`collect_selected` of ``results``) with the folder's own settings
+    unless ``redraw`` gives them: the "large" threshold (run_config.yaml, or its last summary's
+    meta.json, else the paper's 10,000), the ROPE (else the settings table's) and the view; and
+    the threshold used. What :func:`regenerate` writes, and what the test of
+    docs/reproduction.md recomputes."""
+    from tabbench.settings.run_config import folder_settings
+
+    redraw = redraw or Redraw()
+    large_rows, rope = redraw.large_rows, redraw.rope
+    settings = folder_settings(results)
+    if large_rows is None:  # 0 is a threshold (every dataset is large), not "unset"
+        large_rows = LARGE_ROWS if settings.large_rows is None else settings.large_rows
+    if rope is None:
+        rope = ROPE_PERCENT if settings.rope_percent is None else settings.rope_percent
+    summary_view = view_from_config({**settings.view, **redraw.view})
+    runs_dir = Path(ResultsLayout(results).runs_dir)
+    frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
+                              rope, summary_view)
+    return frames, int(large_rows)
+
+
+def regenerate(results: str | Path, out: str | Path, redraw: Redraw | None = None,
+               jobs: int | None = None, reselect: bool = False, *,
+               figures_dir: str | Path | None = None, draw: bool = True) -> dict[str, float]:
+    """Selection (where needed), summary tables (``out/summary/``), the HTML report's opening
+    page (``out/summary/study.rst``: :mod:`tabbench.report.study_description`) and every figure
+    (``figures_dir``, default ``out/``; the workflow's regenerate job redraws a results folder
+    in place: ``out`` = ``results``, ``figures_dir`` = ``results/figures``) from ``results``,
+    the diagnostics included (:func:`regenerate_diagnostics`); returns the
+    seconds spent per stage, the pair and replay counts and the "large" threshold used:
+    ``redraw``'s settings over the folder's own (:func:`summary_frames`).
+    ``draw=False`` writes the same tables and no figure: for a caller that keeps only the
+    summary (``tabbench publish --onto`` ships no figure; drawing them is most of the time).
+    The stopping rules' patiences are ``redraw``'s too (:func:`collect_selected`)."""
+    from tabbench.plots import make_figures
+
+    t0 = time.perf_counter()
+    patience = FOLDER if redraw is None else redraw.patience
+    selected, counts = collect_selected(results, jobs, reselect, patience)
+    t1 = time.perf_counter()
+    frames, large_rows = summary_frames(results, selected, redraw)
+    if _keep_published_provenance(results, frames["meta"]):
+        render_texts(frames)  # with the study's failure counts
+    write_summary(frames, Path(out) / SUMMARY)
+    figures_dir = Path(out) if figures_dir is None else Path(figures_dir)
+    write_description(results, out, selected, frames, figures_dir)
+    t2 = time.perf_counter()
+    if draw:
+        make_figures(frames, figures_dir)
+    t3 = time.perf_counter()
+    diag = regenerate_diagnostics(results, out, jobs, figures_dir, draw=draw)
+    t4 = time.perf_counter()
+    return {"select_s": t1 - t0, "aggregate_s": t2 - t1, "figures_s": t3 - t2,
+            "diagnostics_s": t4 - t3, "total_s": t4 - t0, **counts, **diag,
+            "large_rows": int(large_rows), "rope_percent": float(frames["meta"]["rope_percent"])}
+
+
+#: the meta.json keys that a published copy cannot recompute (they come from every runs file)
+PROVENANCE_KEYS = ("versions", "mixed_versions", "n_runs_files",
+                   "n_runs_files_without_provenance", "failures")
+
+
+def _keep_published_provenance(results: str | Path, meta: dict) -> bool:
+    """A published copy (:mod:`tabbench.report.publish`) holds one runs file, not the study's: its
+    ``meta.json`` keeps the provenance and the failure counts of every runs file the study had,
+    and says it is a copy. Returns whether ``results`` is such a copy."""
+    import json
+
+
+    if not is_published(results):
+        return False
+    shipped = json.loads(Path(ResultsLayout(results).summary(META)).read_text())
+    meta.update({k: shipped[k] for k in PROVENANCE_KEYS if k in shipped})
+    manifest = read_manifest(results)
+    meta["published_copy"] = {k: manifest.get(k) for k in ("source", "published",
+                                                           "published_by_commit")}
+    return True
+
+
+def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | None = None,
+                           figures_dir: str | Path | None = None, *, draw: bool = True
+                           ) -> dict[str, int]:
+    """Diagnostic tables (``out/summary/diagnostics``) and figures (``figures_dir``, default
+    ``out/``; none with ``draw=False``) from the runs of the complete results
+    (:func:`discover`) and the replay files of ``results`` (docs/diagnostics.md); replays are
+    never run here: missing or stale ones are counted and left out. Returns the replay counts.
+
+    A published copy (:mod:`tabbench.report.publish`) ships neither its runs nor its replays but the
+    tables computed from them: those are copied and drawn (``diagnostics_from: published``)."""
+    from tabbench.plots.diagnostics import make_diagnostic_figures
+
+    mine, theirs = ResultsLayout(out).diagnostics_dir, ResultsLayout(results).diagnostics_dir
+    if is_published(results):
+        tables = read_diagnostics(theirs)
+        if Path(mine).resolve() != Path(theirs).resolve():
+            write_diagnostics(tables, mine)
+    else:  # the runs of the complete results, as for the paper's figures
+        pairs = [f"{r.model}/{r.dataset}" for r in discover(results) if r.runs]
+        tables = diagnose(results, mine, pairs, folder_n_splits(results), jobs=jobs)
+    if draw:
+        make_diagnostic_figures(tables, out if figures_dir is None else figures_dir)
+    counts = {f"replay_{k}": v for k, v in tables["meta"]["replay"].items()}
+    return {**counts, "diagnostics_from": "published" if is_published(results) else "runs"}

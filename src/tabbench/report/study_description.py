@@ -1,0 +1,225 @@
+"""The page the HTML report opens on: what a results folder's study is.
+
+``snakemake --report`` lands on the workflow's global description (Snakemake's ``report:``
+statement, workflow/rules/report.smk), which would otherwise be a bare graph of rule names. The
+description must come from the folder itself — the settings it was produced with
+(``run_config.yaml``), what it holds, the claims checked on it — so the regenerate job
+(:func:`tabbench.report.results_folder.regenerate`) writes it as reStructuredText into the summary
+folder (:data:`DESCRIPTION_FILE`), and the report points at that file:
+
+- what ran: preset, models, the datasets with results, splits, configs, epochs, seed;
+- at which scale: datasets (how many "large"), their rows, runs files, failed configs;
+- the headline claims table (:func:`tabbench.summary.claims.reproduction_table`, as an RST
+list-table);
+- where each figure is: the report's categories and each figure's entry and files.
+
+The report's category names are defined here (:data:`FIGURES_CATEGORY` ...) and used by the rule
+files' ``report()`` flags, so the links of the page and the entries they point at cannot drift.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tabbench.core.io import write_text_atomic
+from tabbench.core.layout import ResultsLayout, read_run_config
+from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
+from tabbench.models.registry import model_label, order_models
+from tabbench.summary.claims import reproduction_table
+from tabbench.summary.rule_summary import paper_claims
+
+#: the report categories the rules put the results in (workflow/rules/report_helpers.smk)
+FIGURES_CATEGORY = "Figures"
+DIAGNOSTICS_CATEGORY = "Diagnostics"
+CLAIMS_CATEGORY = "Claims"
+
+#: the page's file in the summary folder (``ResultsLayout.summary(DESCRIPTION_FILE)``)
+DESCRIPTION_FILE = "study.rst"
+
+#: the page's title (its first heading)
+TITLE = "The study in this results folder"
+
+#: how many dataset names the page lists before it gives only their number
+MAX_LISTED_DATASETS = 40
+
+
+def _rst(text: object) -> str:
+    """Plain text as reStructuredText: no markup, reference or substitution read into it."""
+    out = str(text)
+    for ch in ("\\", "*", "`", "|", "_"):
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def _literal(text: object) -> str:
+    """``text`` as an inline literal (where a backslash is no escape)."""
+    return f"``{text}``" if "``" not in str(text) else _rst(text)
+
+
+def _list(items: Sequence[str]) -> str:
+    return ", ".join(items) if items else "none"
+
+
+def _starts_a_list(cell: str) -> bool:
+    """Whether RST would read ``cell`` as a list or an option list rather than text: a sign
+    (``-3.2 %``, ``+0.5 %``), ``#``, or a ``*`` bullet (``**strong**`` is markup, kept)."""
+    return cell[:1] in ("-", "+", "#") or cell[:2] in ("* ", "*")
+
+
+def markdown_table_rst(table: str) -> str:
+    """A Markdown pipe table (header, ``|---|`` separator, rows) as an RST ``list-table``; any
+    other text (e.g. "No claim could be checked: ...") as it is, a paragraph. Cells keep their
+    inline markup (``*em*`` and ``**strong**`` read the same in both, even at a cell's start); a
+    cell that would start a list (``-3.2 %``, ``+0.5 %``) gets its first character escaped."""
+    lines = [ln.strip() for ln in table.strip().splitlines() if ln.strip()]
+    if len(lines) < 2 or not lines[0].startswith("|") or not lines[1].startswith("|-"):
+        return table.strip()
+    rows = [[c.strip() for c in ln.strip("|").split(" | ")] for ln in [lines[0], *lines[2:]]]
+    out = [".. list-table::", "   :header-rows: 1", "   :stub-columns: 1", ""]
+    for row in rows:
+        for i, cell in enumerate(row):
+            text = "\\" + cell if _starts_a_list(cell) else (cell or "\\ ")
+            out.append(("   * - " if i == 0 else "     - ") + text)
+    return "\n".join(out)
+
+
+def _epochs_of(models: Sequence[str], epochs: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``epochs`` settings of ``models`` only, in their order: a folder's resolved settings
+    hold every registered model's keys (LightGBM's too where the study did not train it). A
+    model no longer registered (its plugin uninstalled) keeps nothing to show."""
+    from tabbench.models.registry import get_models
+
+    specs = get_models()
+    keys = dict.fromkeys(k for m in models if m in specs for k in specs[m].epochs_keys)
+    return {k: epochs[k] for k in keys if k in epochs}
+
+
+def _what_ran(settings: Mapping[str, Any] | None, selected: pd.DataFrame) -> list[str]:
+
+    models = order_models(selected["model"].unique())
+    datasets = sorted(map(str, selected["dataset"].unique()))
+    shown = (_list([_rst(d) for d in datasets]) if len(datasets) <= MAX_LISTED_DATASETS
+             else f"{len(datasets)} (their list: the data stage's ``datasets.csv``)")
+    lines = ["What ran", "--------", ""]
+    if settings is None:
+        lines += ["This folder has no ``run_config.yaml``: what follows is read from its "
+                  "results.", ""]
+        settings = {"n_splits": int(selected["split"].nunique())}
+    epochs = settings.get("epochs")
+    if isinstance(epochs, Mapping):
+        epochs = _epochs_of(settings.get("models") or models, epochs)
+    n_configs = settings.get("n_configs")
+    return lines + [
+        f"- **Preset**: {_literal(settings.get('preset', 'not recorded'))}",
+        f"- **Models**: {_list([_rst(model_label(m)) for m in models])}",
+        f"- **Datasets** (with results here): {shown}",
+        f"- **Splits**: {settings.get('n_splits')} per dataset (train/validation/test "
+        "64/16/20 %)",
+        "- **Configs** per (model, dataset, split): "
+        + (f"the default and {n_configs} random draws of the search space"
+           if isinstance(n_configs, int) else "not recorded"),
+        "- **Epochs** (at most): "
+        + (", ".join(f"{_rst(k)} {v}" for k, v in epochs.items())
+           if isinstance(epochs, Mapping) else "not recorded"),
+        f"- **Seed**: {settings.get('seed', 'not recorded')}",
+    ]
+
+
+def _scale(selected: pd.DataFrame, meta: Mapping[str, Any]) -> list[str]:
+    rows = selected.groupby("dataset")["n_rows"].first()
+    failures = (meta.get("failures") or {}).get("configs", 0)
+    lines = ["", "At which scale", "--------------", "",
+             f"- **Datasets**: {int(meta.get('n_datasets', 0))}, of which "
+             f"{int(meta.get('n_large_datasets', 0))} large (at least "
+             f"{int(meta.get('large_rows', 0)):,} rows, setting ``figures_large_rows``)"]
+    if len(rows):
+        lines.append(f"- **Rows per dataset**: {int(rows.min()):,} to {int(rows.max()):,} "
+                     f"(median {int(rows.median()):,})")
+    if meta.get("n_runs_files") is not None:
+        lines.append("- **Runs files** (one training job each: model × dataset × split): "
+                     f"{int(meta['n_runs_files']):,}")
+    lines.append(f"- **Failed configs** (left out of every selection): {failures}"
+                 + (" (listed in ``summary/summary.md``)" if failures else ""))
+    rules = meta.get("stopping_rules") or {}
+    if rules:
+        lines.append("- **Stopping rules** (setting ``patience``; docs/stopping_rules.md): "
+                     + "; ".join(f"{_rst(model_label(m))} {_rst(r)}"
+                                 for m, r in rules.items()))
+    return lines
+
+
+def _claims(claims: pd.DataFrame) -> list[str]:
+    return ["", "Headline claims", "---------------", "",
+            "Each claim of the paper checked on this folder, per model and regime: the median "
+            "relative difference to the method it is compared with (with its bootstrap "
+            "interval), wins/ties/losses over datasets, the Bayesian signed-rank probabilities "
+            "better/equivalent/worse, and the verdict. Every number and the verdict rule: "
+            f"`{CLAIMS_CATEGORY}`_ (which also re-checks the stopping metrics' comparisons "
+            "under each patience stopping rule, figure \"Stopping rules\").", "",
+            markdown_table_rst(reproduction_table(paper_claims(claims)))]
+
+
+def _figures(root: str, figures: str, figure_stems: Sequence[str],
+             diagnostic_stems: Sequence[str]) -> list[str]:
+    def entries(stems: Sequence[str]) -> list[str]:
+        return [f"- `{stem}.png`_ (and {_literal(f'{figures}/{stem}.pdf')})" for stem in stems]
+
+    return ["", "Where each figure is", "--------------------", "",
+            f"In this report: `{FIGURES_CATEGORY}`_ (the paper's figures), "
+            f"`{DIAGNOSTICS_CATEGORY}`_ (the chosen models' calibration, winner's curse and "
+            f"regret) and `{CLAIMS_CATEGORY}`_. As files, PNG and PDF each, in "
+            f"{_literal(figures + '/')}; the tables behind them in "
+            f"{_literal(root + '/summary/')}.", "",
+            "The paper's figures:", "", *entries(figure_stems), "",
+            "Diagnostics of the chosen models (from the replayed ones: ``snakemake replay``):",
+            "", *entries(diagnostic_stems)]
+
+
+def describe_study(root: str, figures: str, settings: Mapping[str, Any] | None,
+                   selected: pd.DataFrame, frames: Mapping[str, Any],
+                   figure_stems: Sequence[str], diagnostic_stems: Sequence[str]) -> str:
+    """The report's opening page (module docstring) as reStructuredText. ``root``: the results
+    folder as the reader names it (e.g. ``results``), ``figures`` the folder of its figures
+    (e.g. ``results/figures``); ``settings``: its ``run_config.yaml``
+    (None for a folder without one); ``selected``/``frames``: what the summary
+    was built from and built (:func:`tabbench.summary.aggregate.aggregate_frames`); the figure
+    stems in
+    the order the page lists them.
+
+    The links (`` `Figures`_ ``, `` `fig5_logloss_large.png`_ ``) resolve to the report's
+    categories and entries, which Snakemake defines when it renders the page; the text is
+    wrapped in a Jinja ``raw`` block because Snakemake renders the page as a template first."""
+    meta = frames["meta"]
+    baseline = _rst(meta.get("baseline", "Logloss+TS"))
+    title = TITLE
+    body = [title, "=" * len(title), "",
+            "A reproduction of the tabular part of *Rethinking Early Stopping: Refine, Then "
+            "Calibrate* (Berta et al., ICML 2025) by tabbench: every epoch of every config "
+            "recorded, the best epoch and config chosen by each stopping metric, each method "
+            f"compared on the test set with the baseline {baseline}. "
+            f"Drawn from {_literal(root + '/')} by its regenerate job (``snakemake figures``).",
+            "", *_what_ran(settings, selected), *_scale(selected, meta),
+            *_claims(frames["claims"]),
+            *_figures(root, figures, figure_stems, diagnostic_stems)]
+    return "{% raw %}\n" + "\n".join(body) + "\n{% endraw %}\n"
+
+
+def write_description(results: str | Path, out: str | Path, selected: pd.DataFrame,
+                      frames: Mapping[str, Any], figures_dir: str | Path) -> Path:
+    """Write :func:`describe_study` of ``results`` (its settings) for the summary ``frames`` of
+    ``selected``, whose figures are in ``figures_dir``, to ``out``'s summary folder
+    (:data:`DESCRIPTION_FILE`), atomically; returns the path."""
+    from tabbench.plots import FIGURE_STEMS
+
+    path = Path(ResultsLayout(out).summary(DESCRIPTION_FILE))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = describe_study(os.path.normpath(out), os.path.normpath(figures_dir),
+                          read_run_config(results), selected, frames, FIGURE_STEMS,
+                          DIAGNOSTIC_FIGURE_STEMS)
+    write_text_atomic(text, path)
+    return path

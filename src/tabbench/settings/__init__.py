@@ -1,0 +1,3 @@
+"""The configuration: every key once with its default, effect, CLI flag and help
+(:mod:`~tabbench.settings.table`), and the reference page generated from it
+(:mod:`~tabbench.settings.reference`)."""

@@ -1,0 +1,241 @@
+"""Refinement losses where the libraries look for a metric: a scikit-learn scorer for model
+selection (:func:`refinement_scorer`) and custom eval metrics for the early stopping of XGBoost,
+LightGBM and CatBoost (:func:`xgboost_metric`, :func:`lightgbm_metric`,
+:func:`catboost_metric`). None of the libraries is imported here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tabbench._scores import (
+    ScoreType,
+    class_positions,
+    proba_to_logits,
+    to_numpy,
+)
+from tabbench.stopping.loss import Scorer
+
+# ---------------------------------------------------------------------------------------------
+# scikit-learn model selection
+# ---------------------------------------------------------------------------------------------
+
+
+class RefinementScorer:
+    """A scikit-learn scorer ``scorer(estimator, X, y)`` of a refinement loss; create with
+    :func:`refinement_scorer`.
+
+    Greater is better, as scikit-learn's model selection maximises: it returns the *negative*
+    loss (the ``neg_`` convention of ``neg_log_loss``). Scores come from the first of
+    ``response_method`` the estimator has; ``decision_function`` must give logits ((N,) =
+    margins of ``classes_[1]``), ``predict_proba`` probabilities (read through log p, see
+    :func:`tabbench.calibration.proba_to_logits`, with ``clip``). Labels are mapped through
+    ``estimator.classes_``.
+
+    Why ``decision_function`` first: a :class:`tabbench.calibration.TemperatureScaledClassifier`
+    returns its scaled logits there, unsmoothed, whose refinement is the model's own (another
+    temperature absorbs its β), while its ``predict_proba`` is Laplace-smoothed.
+    """
+
+    def __init__(self, kind: str = "ts_ref",
+                 response_method: Sequence[str] = ("decision_function", "predict_proba"),
+                 clip: float | None = None) -> None:
+        self._loss = Scorer(kind, "logits")
+        methods = (response_method,) if isinstance(response_method, str) \
+            else tuple(response_method)
+        bad = [m for m in methods if m not in ("decision_function", "predict_proba")]
+        if bad or not methods:
+            raise ValueError("response_method: 'decision_function' and/or 'predict_proba', "
+                             f"got {response_method!r}")
+        self.kind, self.response_method, self.clip = kind, methods, clip
+
+    def __call__(self, estimator: Any, X: Any, y_true: Any, sample_weight: Any = None) -> float:
+        if sample_weight is not None:
+            raise ValueError("refinement losses are unweighted: score without sample_weight")
+        method = next((m for m in self.response_method if hasattr(estimator, m)), None)
+        if method is None:
+            raise TypeError(f"{type(estimator).__name__} has no "
+                            f"{' or '.join(self.response_method)}")
+        out = to_numpy(getattr(estimator, method)(X))
+        z = proba_to_logits(out, self.clip) if method == "predict_proba" else out
+        codes = class_positions(np.asarray(estimator.classes_), to_numpy(y_true))
+        return -self._loss(codes, z)
+
+    def __repr__(self) -> str:
+        return (f"refinement_scorer(kind={self.kind!r}, "
+                f"response_method={self.response_method!r}, clip={self.clip!r})")
+
+
+def refinement_scorer(kind: str = "ts_ref",
+                      response_method: Sequence[str] = ("decision_function", "predict_proba"),
+                      clip: float | None = None) -> RefinementScorer:
+    """A scorer for tuning on refinement: ``scoring=refinement_scorer()`` in ``GridSearchCV``,
+    ``RandomizedSearchCV``, ``HalvingRandomSearchCV``, ``cross_validate``, ...
+
+    Example::
+
+        search = GridSearchCV(TemperatureScaledClassifier(XGBClassifier()),
+                              {"estimator__max_depth": [2, 4, 6]},
+                              scoring=refinement_scorer("ts_ref"))
+        search.fit(X, y)   # best_params_: the lowest cross-validated TS-refinement
+
+    The value is −loss (greater is better, like ``neg_log_loss``); ``kind``: any of
+    :func:`stopping_kinds`. See :class:`RefinementScorer` for how scores are read.
+    """
+    return RefinementScorer(kind, response_method, clip)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradient-boosting libraries
+# ---------------------------------------------------------------------------------------------
+
+#: XGBoost's early stopping maximises a metric whose name starts with one of these.
+XGBOOST_MAXIMISED_PREFIXES: tuple[str, ...] = ("auc", "map", "ndcg", "pre")
+
+
+class XGBoostMetric:
+    """Custom ``eval_metric`` for XGBoost's scikit-learn API; create with :func:`xgboost_metric`.
+
+    XGBoost calls it as ``metric(y_true, y_pred)`` on each ``eval_set`` after every round,
+    names it by ``__name__`` (= ``kind``, so ``evals_result()["validation_0"]["ts_ref"]``), and
+    minimises a callable metric by default, unless its name starts with a name XGBoost treats
+    as "higher is better" (:data:`XGBOOST_MAXIMISED_PREFIXES`), which no built-in kind does:
+    a registered metric named so is called ``"min_<kind>"``. The early stopping uses the
+    *last* eval set and the *last* metric.
+    """
+
+    def __init__(self, kind: str = "ts_ref", scores: ScoreType = "proba") -> None:
+        self._scorer = Scorer(kind, scores)
+        self.kind, self.scores = kind, scores
+        self.__name__ = f"min_{kind}" if kind.startswith(XGBOOST_MAXIMISED_PREFIXES) else kind
+
+    def __call__(self, y_true: np.ndarray, y_pred: np.ndarray, sample_weight=None) -> float:
+        if sample_weight is not None:
+            raise ValueError(
+                "refinement losses are unweighted: drop sample_weight_eval_set for this metric"
+            )
+        return self._scorer(y_true, y_pred, strict=False)
+
+    def __repr__(self) -> str:
+        return f"xgboost_metric(kind={self.kind!r}, scores={self.scores!r})"
+
+
+def xgboost_metric(kind: str = "ts_ref", scores: ScoreType = "proba") -> XGBoostMetric:
+    """A refinement loss for ``XGBClassifier(eval_metric=..., early_stopping_rounds=...)``.
+
+    Example::
+
+        clf = XGBClassifier(n_estimators=1000, early_stopping_rounds=50,
+                            eval_metric=xgboost_metric("ts_ref"))
+        clf.fit(X_train, y_train, eval_set=[(X_val, y_val)])
+        clf.best_iteration          # the round of minimal validation TS-refinement
+        clf.predict_proba(X_test)   # uses rounds 0..best_iteration, as with any eval_metric
+
+    With XGBoost's built-in objectives the scikit-learn API passes probabilities (binary:
+    P(class 1), (N,); multiclass: (N, K)), hence ``scores="proba"``; with a custom objective it
+    passes raw margins: use ``scores="logits"``. Non-finite predictions (a diverged model)
+    give NaN, which never counts as an improvement. XGBoost records a custom metric's value
+    with 6 decimals (its ``%f`` log format), so rounds within 5e-7 of each other tie and the
+    earlier one is kept.
+    """
+    return XGBoostMetric(kind, scores)
+
+
+class LightGBMMetric:
+    """Custom ``eval_metric`` for LightGBM; create with :func:`lightgbm_metric`.
+
+    Scikit-learn API: ``metric(y_true, y_pred, weight)`` -> ``(kind, value, False)`` (False:
+    lower is better). Native API (``lgb.train(feval=metric)``): ``metric(preds, dataset)``,
+    recognised by the ``lightgbm.Dataset`` in second place.
+    """
+
+    def __init__(self, kind: str = "ts_ref", scores: ScoreType = "proba") -> None:
+        self._scorer = Scorer(kind, scores)
+        self.kind, self.scores = kind, scores
+        self.__name__ = kind
+
+    # exactly three parameters: LightGBM's wrapper passes the weights to a 3-argument metric
+    def __call__(self, y_true: Any, y_pred: Any, weight: Any = None) -> tuple[str, float, bool]:
+        if hasattr(y_pred, "get_label"):  # native API: (preds, Dataset)
+            y_true, y_pred, weight = y_pred.get_label(), y_true, y_pred.get_weight()
+        if weight is not None:
+            raise ValueError("refinement losses are unweighted: evaluate on an unweighted set")
+        return self.kind, self._scorer(y_true, y_pred, strict=False), False
+
+    def __repr__(self) -> str:
+        return f"lightgbm_metric(kind={self.kind!r}, scores={self.scores!r})"
+
+
+def lightgbm_metric(kind: str = "ts_ref", scores: ScoreType = "proba") -> LightGBMMetric:
+    """A refinement loss for LightGBM's ``eval_metric`` (scikit-learn API) or ``feval``
+    (``lgb.train``), for its early stopping.
+
+    Example::
+
+        clf = LGBMClassifier(n_estimators=1000, metric="None")
+        clf.fit(X_train, y_train, eval_set=[(X_val, y_val)],
+                eval_metric=lightgbm_metric("ts_ref"),
+                callbacks=[lightgbm.early_stopping(50)])
+        clf.best_iteration_         # 1-based, as LightGBM counts
+
+    ``metric="None"`` matters: LightGBM also evaluates the objective's own metric
+    (``binary_logloss``) and ``early_stopping`` stops as soon as *any* metric stops improving.
+    Predictions are probabilities with LightGBM's built-in objectives (``scores="proba"``),
+    raw scores with a custom objective (``scores="logits"``). Non-finite predictions give NaN.
+    """
+    return LightGBMMetric(kind, scores)
+
+
+class CatBoostMetric:
+    """Custom ``eval_metric`` object for CatBoost; create with :func:`catboost_metric`.
+
+    CatBoost's protocol: ``is_max_optimal()``, ``evaluate(approxes, target, weight)`` ->
+    (error, weight) and ``get_final_error(error, weight)``. ``approxes`` are raw scores, one
+    array per dimension: the log-odds for ``Logloss``/``CrossEntropy``, K arrays of logits for
+    ``MultiClass`` (with ``MultiClassOneVsAll`` they are per-class log-odds, scored as if they
+    were softmax logits). A refinement loss is not a sum over samples, so ``evaluate`` returns
+    the loss itself with weight 1 (CatBoost evaluates the whole set in one call).
+    """
+
+    def __init__(self, kind: str = "ts_ref") -> None:
+        self._scorer = Scorer(kind, "logits")
+        self.kind = kind
+
+    def is_max_optimal(self) -> bool:
+        return False
+
+    def evaluate(
+        self, approxes: Sequence[Any], target: Any, weight: Any | None
+    ) -> tuple[float, float]:
+        if weight is not None and np.any(np.asarray(weight) != 1):
+            raise ValueError("refinement losses are unweighted: evaluate on an unweighted set")
+        if len(approxes) == 1:
+            z = np.asarray(approxes[0])  # binary log-odds
+        else:
+            z = np.stack([np.asarray(a) for a in approxes], axis=1)
+        return self._scorer(np.asarray(target), z, strict=False), 1.0
+
+    def get_final_error(self, error: float, weight: float) -> float:
+        return error
+
+    def __repr__(self) -> str:
+        return f"catboost_metric(kind={self.kind!r})"
+
+
+def catboost_metric(kind: str = "ts_ref") -> CatBoostMetric:
+    """A refinement loss as CatBoost's ``eval_metric`` (early stopping and
+    ``use_best_model=True`` select the round that minimises it).
+
+    Example::
+
+        clf = CatBoostClassifier(iterations=1000, eval_metric=catboost_metric("ts_ref"),
+                                 early_stopping_rounds=50, use_best_model=True)
+        clf.fit(X_train, y_train, eval_set=(X_val, y_val))
+
+    CatBoost evaluates Python metrics in Python, on the training set too (its learn-set
+    metric), and warns once when numba is not installed to compile them; neither changes
+    the result.
+    """
+    return CatBoostMetric(kind)

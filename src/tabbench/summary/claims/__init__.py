@@ -1,0 +1,47 @@
+"""The paper's claims: the catalogue (:mod:`~tabbench.summary.claims.catalogue`: each claim once, as
+data), the judge (:mod:`~tabbench.summary.claims.judge`: the numbers and the one verdict rule) and
+the
+rendering (:mod:`~tabbench.summary.claims.render`: ``claims.md``, ``claims.html`` and the
+reproduction page's table). The names other packages use are handed on here."""
+
+from tabbench.summary.claims.catalogue import CLAIMS, KINDS, Claim
+from tabbench.summary.claims.judge import (
+    ALPHA,
+    CLAIM_COLUMNS,
+    DECLARED_COLUMNS,
+    INCONCLUSIVE,
+    N_MIN,
+    NOT_REPRODUCED,
+    PROB,
+    REPRODUCED,
+    VERDICT_RULE,
+    Evidence,
+    check_claims,
+    claim_differences,
+    declared_differences,
+    verdict,
+)
+from tabbench.summary.claims.render import claims_html, claims_markdown, reproduction_table
+
+__all__ = [
+    "ALPHA",
+    "CLAIMS",
+    "CLAIM_COLUMNS",
+    "DECLARED_COLUMNS",
+    "INCONCLUSIVE",
+    "KINDS",
+    "N_MIN",
+    "NOT_REPRODUCED",
+    "PROB",
+    "REPRODUCED",
+    "VERDICT_RULE",
+    "Claim",
+    "Evidence",
+    "check_claims",
+    "claim_differences",
+    "claims_html",
+    "claims_markdown",
+    "declared_differences",
+    "reproduction_table",
+    "verdict",
+]
