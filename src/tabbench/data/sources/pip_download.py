@@ -94,6 +94,11 @@ def _pip_command(recipe: Recipe, requirements: Path, dest: Path, timeout: float,
     ]
 
 
+#: pip's lines that say only that a build step failed (the step's own error is more useful)
+_GENERIC_ERRORS = frozenset({"error: subprocess-exited-with-error",
+                             "error: metadata-generation-failed"})
+
+
 def _failure(recipe: Recipe, output: str, debug: str = "") -> Exception:
     """The one-line error for a failed ``pip download`` (its console ``output`` and ``debug``
     log): unreachable index (network) or a file pip refused or could not find."""
@@ -101,7 +106,11 @@ def _failure(recipe: Recipe, output: str, debug: str = "") -> Exception:
     if "THESE PACKAGES DO NOT MATCH THE HASHES" in output:
         return DataError(f"{recipe.name}: the index served {recipe.requirement} with another "
                          f"sha256 than the pinned {recipe.sha256[:12]}… (pip refused it)")
-    errors = [ln for ln in lines if ln.startswith("ERROR")] or lines[-1:]
+    # pip's own errors ("ERROR: ..."), else a build step's ("error: ..." inside its output)
+    # before pip's generic ones ("error: metadata-generation-failed", "hint: See above")
+    errors = ([ln for ln in lines if ln.startswith("ERROR")]
+              or [ln for ln in lines if ln.startswith("error:") and ln not in _GENERIC_ERRORS]
+              or lines[-1:])
     detail = errors[0] if errors else "no output"
     if any(sign in output or sign in debug for sign in _NETWORK_SIGNS):
         err = SourceUnavailable(f"cannot download {recipe.requirement}: the package index is "
