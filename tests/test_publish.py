@@ -90,12 +90,13 @@ def test_publishing_refuses_an_unfinished_or_oversized_folder(study, tmp_path):
 
 def test_a_status_that_cannot_be_read_is_recorded_and_the_copy_still_made(study, tmp_path,
                                                                          monkeypatch):
-    import tabbench.study.status
+    import tabbench.report.publish
 
     def broken(results):
         raise KeyError("n_splits")
 
-    monkeypatch.setattr(tabbench.study.status, "study_status", broken)
+    # where publish looks the function up (it imports it by name)
+    monkeypatch.setattr(tabbench.report.publish, "study_status", broken)
     manifest = publish(study, tmp_path / "copy")
     assert manifest["status"] == {"error": "KeyError: 'n_splits'"}
     assert is_published(tmp_path / "copy")

@@ -181,7 +181,9 @@ def test_dry_run_after_checkpoint_has_split_jobs_for_kept_datasets(wf, dry_run_b
             for ext in ("parquet", "json"):
                 path = data / sub / f"{name}.{ext}"
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text("{}")
+                # a filter report says whether it kept the dataset (a split target is refused
+                # for one it dropped)
+                path.write_text('{"kept": true}' if (sub, ext) == ("processed", "json") else "{}")
         time.sleep(0.02)  # outputs newer than inputs
     (data / "kept.txt").write_text("".join(f"{n}\n" for n in names))
     (data / "datasets.csv").write_text("")
