@@ -28,7 +28,7 @@ def test_the_restop_settings_reach_the_train_command_and_retrain_nothing(tmp_pat
     res = snakemake(project, "-n", "-p")
     cmds = [cmd for _, cmd in _jobs(res)]
     assert len(cmds) == 2 and all(
-        " --keep-for-restop true --restop-max-mb 512.0 --retry-failed false" in c for c in cmds)
+        " --keep-for-restop true --restop-max-mb 512 --retry-failed false" in c for c in cmds)
     fake = tmp_path / "bin" / "tabbench"
     fake.parent.mkdir()
     fake.write_text(FAKE_TABBENCH)

@@ -44,7 +44,7 @@ PYPI_OPTIONS = NotARerunTrigger(
     f" --pypi-timeout {CFG['pypi_timeout']} --pypi-retries {CFG['pypi_retries']}"
 )
 # The leakage check's default (drop) is not a rerun trigger, so that a data folder filtered
-# before the check existed is not filtered again (and its studies retrained); `report` is one.
+# without the check is not filtered again (and its studies retrained); `report` is one.
 LEAKAGE_OPTION = (
     NotARerunTrigger("")
     if CFG["leakage"] == "drop"

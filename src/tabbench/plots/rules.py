@@ -8,8 +8,8 @@
 * ``figR_regret_by_rule`` — the same panels: per stopping metric and rule, the median regret
   against the test oracle over every (config, epoch) of the regime, in % of the oracle.
 
-A summary without patience rules (selected before rules existed, e.g. a published copy's
-files) draws a panel saying so.
+A summary without patience rules (selections that hold the ``best`` rule only, e.g. a
+published copy's files) draws a panel saying so.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ REGIMES = ("default", "tuned")
 #: the subset the figures draw (the table has the large datasets too)
 SUBSET = "all"
 _MARKERS = ("o", "v", "s", "^", "D", "P", "X", "*")
-_NO_RULES = ("No patience rule in these selections (selected before stopping rules existed, "
+_NO_RULES = ("No patience rule in these selections (they hold the whole-run rule only, "
              "or config patience: []). A folder with its runs redraws them with "
              "`snakemake figures` (nothing is trained)")
 

@@ -91,7 +91,7 @@ def markdown_table_rst(table: str) -> str:
 def _epochs_of(models: Sequence[str], epochs: Mapping[str, Any]) -> dict[str, Any]:
     """The ``epochs`` settings of ``models`` only, in their order: a folder's resolved settings
     hold every registered model's keys (LightGBM's too where the study did not train it). A
-    model no longer registered (its plugin uninstalled) keeps nothing to show."""
+    model not registered here (its plugin not installed) has nothing to show."""
     from tabbench.models.registry import get_models
 
     specs = get_models()

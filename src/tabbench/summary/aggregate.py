@@ -182,7 +182,7 @@ def write_summary(frames: dict[str, object], out_dir: str | Path) -> dict[str, P
     return write_frames(frames, SUMMARY_FILES, out_dir)
 
 
-#: summary files a summary written before they existed lacks (read as absent, drawn as such)
+#: summary files an older tabbench's summary lacks (read as absent, drawn as such)
 LATER_SUMMARY_FILES = ("rules",)
 
 

@@ -10,7 +10,7 @@ reads that curve as a training loop would, epoch by epoch, and says
 Built in:
 
 * ``best`` — the paper's rule: train the whole run, return its argmin (``stop`` = the last
-  epoch). The default, and the only rule a selection made before rules existed holds.
+  epoch). The default, and the only rule of a selected file without rule columns.
 * ``patience`` with parameter *p* — what practitioners do (XGBoost's
   ``early_stopping_rounds``, Lightning's and Keras' ``EarlyStopping``, LightGBM's
   ``early_stopping``, :class:`tabbench.stopping.EarlyStopping`): stop at the first epoch
@@ -354,8 +354,8 @@ RULE_COLUMNS: tuple[str, ...] = ("rule", "patience", "stop_epoch", "epochs_train
 
 
 def with_rule_columns(selected: Any) -> Any:
-    """``selected`` (a DataFrame of selected rows) with the rule columns: a selection made
-    before rules existed (a published copy's files) is the ``best`` rule's, with what it
+    """``selected`` (a DataFrame of selected rows) with the rule columns: a selected file
+    without rule columns (a published copy's files) is the ``best`` rule's, with what it
     cannot know (the stop epoch, the compute, the test oracle) as NaN."""
     import pandas as pd
 
