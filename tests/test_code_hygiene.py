@@ -61,3 +61,33 @@ def test_no_test_functions_in_the_library():
              if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
              and node.name.startswith("test")]
     assert found == []
+
+
+#: the most parameters a library function takes (``self``/``cls`` aside): more is a sign that
+#: some of them belong together in one object (a spec, a setting group)
+MAX_PARAMETERS = 8
+
+
+def _parameter_count(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    a = node.args
+    positional = [p.arg for p in a.posonlyargs + a.args]
+    bound = 1 if positional[:1] in (["self"], ["cls"]) else 0
+    return (len(positional) - bound + len(a.kwonlyargs) + (a.vararg is not None)
+            + (a.kwarg is not None))
+
+
+def test_no_library_function_takes_more_than_eight_parameters():
+    found = [f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({_parameter_count(node)})"
+             for path in sorted((ROOT / "src").rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+             and _parameter_count(node) > MAX_PARAMETERS]
+    assert found == []
+
+
+def test_the_parameter_count_leaves_self_out_and_counts_the_rest():
+    tree = ast.parse("class A:\n    def f(self, a, /, b, *c, d, **e): ...\n"
+                     "def g(a, b=1, *, c): ...\n")
+    counts = {n.name: _parameter_count(n) for n in ast.walk(tree)
+              if isinstance(n, ast.FunctionDef)}
+    assert counts == {"f": 5, "g": 3}
