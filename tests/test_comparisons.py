@@ -112,3 +112,38 @@ def test_mean_ranks_equal_the_row_ranks_averaged_and_need_five_datasets():
     with_gap = table.copy()
     with_gap.loc[0, "b"] = np.nan  # a dataset missing a method is left out
     assert cmp.mean_ranks(with_gap).mean_ranks["a"] == 1.0
+
+
+def _parity_cases() -> list[tuple[np.ndarray, float, int]]:
+    """Relative differences as the summaries meet them: few and many datasets, exact zeros
+    (separable ties), values on the ROPE's edge (baycomp's step gives them half weight),
+    rounded values that repeat, wide and narrow spreads."""
+    rng = np.random.default_rng(11)
+    cases = []
+    for k in range(40):
+        n = int(rng.integers(2, 61))
+        rope = (0.1, 0.5, 1.0, 2.0)[k % 4]
+        rel = np.round(rng.normal(rng.normal(0.0, 1.0), rng.choice([0.1, 1.0, 5.0]), n),
+                       int(rng.integers(0, 4)))
+        if k % 5 == 0:
+            rel[: n // 2] = 0.0
+        if k % 7 == 0:
+            rel[0], rel[-1] = rope, -rope
+        cases.append((rel, rope, k))
+    return cases
+
+
+@pytest.mark.parametrize(("rel", "rope", "seed"), _parity_cases())
+def test_the_signed_rank_kernel_gives_baycomps_probabilities(rel, rope, seed):
+    """cmp.signed_rank_probs is baycomp's SignedRankTest.probs computed in one matrix product:
+    the same probabilities, to the last sample, for the same seed."""
+    from baycomp import SignedRankTest
+
+    want = SignedRankTest.probs(np.zeros(len(rel)), rel, rope=rope, nsamples=cmp.BAYES_SAMPLES,
+                                random_state=seed)
+    assert cmp.signed_rank_probs(rel, rope, cmp.BAYES_SAMPLES, seed) == tuple(map(float, want))
+
+
+def test_the_signed_rank_kernel_refuses_a_rope_that_is_not_positive():
+    with pytest.raises(ValueError, match="ROPE must be positive"):
+        cmp.signed_rank_probs(np.array([1.0, 2.0]), 0.0, 100, 0)
