@@ -47,3 +47,41 @@ def test_the_large_page_tables_are_what_the_shipped_results_give(tmp_path):
             "results: regenerate with `tabbench claims-table --results docs/results/large "
             "--page docs/reproduction_large.md`")
     assert page.read_text() == text
+
+
+RERUN = REPO / "docs" / "results" / "large_rerun"
+
+
+def _table_rows(markdown: str, start: str) -> list[list[str]]:
+    """The cells of the first Markdown table after the line starting with ``start``."""
+    lines = markdown[markdown.index(start):].splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[first + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def _number(cell: str) -> str:
+    return cell.replace("−", "-").replace(" %", "").replace("+", "")
+
+
+def test_the_patience_table_of_the_rerun_is_what_its_shipped_copy_gives():
+    """The hand-written table of the section on the networks' multi-class datasets holds, row for
+    row, what `tabbench stopping-rules` prints for docs/results/large_rerun."""
+    assert is_published(RERUN)
+    proc = subprocess.run([sys.executable, "-m", "tabbench.cli", "stopping-rules", "--results",
+                           str(RERUN), "--jobs", "1"],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    printed = {(r[0], r[2]): r for r in _table_rows(proc.stdout, "| model")}
+    page = _table_rows(PAGE.read_text(), "### Where the networks gain")
+    assert len(page) == 8
+    for model, rule, n, median, probs, fractions in page:
+        want = printed[(model, rule)]
+        assert want[3] == n, (model, rule)
+        assert _number(want[4]) == _number(median), (model, rule)
+        assert want[5] == probs, (model, rule)
+        assert " / ".join(want[7].split(" / ")[:2]) == fractions, (model, rule)
