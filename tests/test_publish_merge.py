@@ -262,3 +262,55 @@ def test_a_tuned_model_lends_its_default_regime_to_a_default_only_study(folders,
     with pytest.raises(PublishError, match=r"mlp n_configs: 2 vs 5"):
         merge_published(tmp_path / "other_copy", tmp_path / "own_copy", tmp_path / "m2",
                         take=Take(("mlp",), ("adult",)))
+
+
+def test_a_default_only_copy_lends_its_pairs_to_a_tuned_study(folders, tmp_path):
+    """The other way round: a study tuned on some datasets takes a default-only copy's pairs
+    on the others as they are; its tuned regime is judged on the datasets that have it, its
+    default regime on all of them."""
+    default = {**SETTINGS, "suite": "large", "n_configs": {"xgboost": 0, "mlp": 0}}
+    tuned = {**SETTINGS, "suite": "large", "n_configs": {"xgboost": 2, "mlp": 0}}
+    lender = _study(tmp_path / "lender", folders, [("xgboost", "segment")], default)
+    for runs in (lender / "runs").rglob("split*.parquet"):  # a default-only job's records
+        frame = pd.read_parquet(runs)
+        frame[frame["config"] == 0].to_parquet(runs)
+    _finish(lender, default)
+    publish(lender, tmp_path / "lender_copy")
+    own = _study(tmp_path / "own", folders, [("xgboost", "adult")], tuned)
+    publish(own, tmp_path / "own_copy")
+    manifest = merge_published(tmp_path / "lender_copy", tmp_path / "own_copy", tmp_path / "m",
+                               take=Take(("xgboost",), ("segment",)))
+    assert manifest["joined"][0]["default_regime_only"] == ["xgboost"]
+    assert yaml.safe_load((tmp_path / "m" / "run_config.yaml").read_text()) == tuned
+    got = pd.read_parquet(tmp_path / "m" / "selected" / "xgboost" / "segment.parquet")
+    pd.testing.assert_frame_equal(
+        got, pd.read_parquet(tmp_path / "lender_copy" / "selected" / "xgboost" / "segment.parquet"))
+    assert set(got["regime"]) == {"default"}
+    relative = read_summary(tmp_path / "m" / "summary")["relative"]
+    datasets = relative.groupby("regime")["dataset"].agg(lambda d: sorted(set(d)))
+    assert datasets["default"] == ["adult", "segment"] and datasets["tuned"] == ["adult"]
+
+
+def test_the_command_merges_two_copies_and_lists_a_source_taken_twice_once(folders, tmp_path):
+    """`--results` may be a published copy; pairs taken from one copy in two merges (one
+    model's on a dataset, then another's) leave its study once in the sources."""
+    other = {**SETTINGS, "suite": "demo"}
+    publish(folders["whole"], tmp_path / "other_copy")
+    (tmp_path / "other_copy" / "run_config.yaml").write_text(yaml.safe_dump(other))
+    own = _study(tmp_path / "own", folders, [("mlp", "adult")], {**SETTINGS, "suite": "large"})
+    publish(own, tmp_path / "own_copy")
+    copy = tmp_path / "copy"
+    assert cli.main(["publish", "--results", str(tmp_path / "own_copy"),
+                     "--onto", str(tmp_path / "other_copy"), "--take-models", "xgboost",
+                     "--take-datasets", "adult", "--out", str(copy)]) == 0
+    assert cli.main(["publish", "--results", str(copy), "--onto", str(tmp_path / "other_copy"),
+                     "--take-models", "mlp", "--take-datasets", "segment",
+                     "--out", str(copy)]) == 0
+    manifest = read_manifest(copy)
+    assert [s["source"] for s in manifest["sources"]] == ["whole", "own"]
+    assert [j["pairs"] for j in manifest["joined"]] == [["xgboost/adult"], ["mlp/segment"]]
+    got = sorted(p.relative_to(copy / "selected").as_posix()
+                 for p in (copy / "selected").rglob("*.parquet"))
+    assert got == ["mlp/adult.parquet", "mlp/segment.parquet", "xgboost/adult.parquet"]
+    # a copy is not published again on its own
+    assert cli.main(["publish", "--results", str(copy), "--out", str(tmp_path / "again")]) == 2

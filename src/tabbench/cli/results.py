@@ -80,17 +80,22 @@ def _publish(args: argparse.Namespace) -> int:
     # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     import tempfile
 
-    from tabbench.report.publish import PublishError, publish
+    from tabbench.report.publish import PublishError, is_published, publish
     from tabbench.report.publish_merge import Take, merge_published
 
     max_bytes = int(args.max_mb * 2**20)
     try:
         if args.onto is None:
+            if is_published(args.results):
+                raise PublishError(f"{args.results} is a published copy already: copy the "
+                                   "folder, or extend another copy with it (--onto)")
             manifest = publish(args.results, args.out, max_bytes)
         else:
             with tempfile.TemporaryDirectory() as tmp:
-                own = Path(tmp) / "copy"  # its manifest names --results, not this
-                publish(args.results, own, max_bytes)
+                own = Path(args.results)
+                if not is_published(own):
+                    own = Path(tmp) / "copy"  # its manifest names --results, not this
+                    publish(args.results, own, max_bytes)
                 take = None
                 if args.take_models or args.take_datasets:
                     if not (args.take_models and args.take_datasets):
@@ -230,7 +235,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "'TS-Ref.+TS beats Logloss+TS' (n, median, Bayesian probabilities, "
                     "verdict) and the median fraction of epochs Logloss+TS, TS-Ref.+TS and "
                     "Accuracy+TS train (tabbench.summary.rule_summary; docs/stopping_rules.md).")
-    p.add_argument("--results", required=True, type=results_folder)
+    p.add_argument("--results", required=True, type=results_folder,
+                   help="a study folder; with --onto also a published copy (merged as it is)")
     _add_patience_option(p)
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
     p.set_defaults(func=_stopping_rules)
@@ -244,7 +250,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "the complete pairs, the progress, the all-datasets comparison, the ranks, "
                     "the regret) rewritten between its markers (docs/reproduction.md: a test "
                     "checks the page against its shipped results).")
-    p.add_argument("--results", required=True, type=results_folder)
+    p.add_argument("--results", required=True, type=results_folder,
+                   help="a study folder; with --onto also a published copy (merged as it is)")
     p.add_argument("--page", type=Path, default=None,
                    help="a Markdown page holding generated tables' markers")
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
@@ -257,7 +264,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "Fig. 1 run) into --out, with a PUBLISHED.json manifest "
                     "(tabbench.report.publish); `tabbench figures --results OUT` then redraws "
                     "them.")
-    p.add_argument("--results", required=True, type=results_folder)
+    p.add_argument("--results", required=True, type=results_folder,
+                   help="a study folder; with --onto also a published copy (merged as it is)")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--max-mb", type=float, default=30.0,
                    help="refuse to write a copy larger than this (default 30 MB)")

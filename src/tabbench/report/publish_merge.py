@@ -19,11 +19,13 @@ filter, tie rule...) and its model's own settings (configs, epochs, options), no
 datasets or models its study held. So then the scope keys (:data:`SCOPE_KEYS`) may differ, the
 global settings must agree, and each model taken must have the same settings in both; the
 other pairs of that copy are left out, and the manifest's ``joined`` says what was taken. One
-difference is allowed: a model tuned there (``n_configs`` > 0) and trained at its default
-config only here (0) lends its *default regime*: config 0 is trained and selected the same
-whatever other configs its job also trains (its seed derives from the config id, and the
+difference is allowed: a model tuned in one copy (``n_configs`` > 0) and trained at its default
+config only in the other (0) lends its *default regime*: config 0 is trained and selected the
+same whatever other configs its job also trains (its seed derives from the config id, and the
 default regime's selection reads config 0 alone), so those pairs join with their default rows
-only.
+only. Either way round: a tuned copy's pairs join a default-only study with their default rows,
+and a default-only copy's pairs join a tuned study as they are (the tuned regime is then judged
+on the pairs that have it; every claim row says on how many datasets).
 
 The copy holds both selected/ folders, the run of
 the Fig. 1 analogue its summary chooses, the summary computed again from all selected files
@@ -122,7 +124,7 @@ def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 def _check_settings(first: Path, second: Path, take: Take | None = None) -> set[str]:
     """Refuse settings that cannot be one study (module docstring); returns the models taken
-    for their default regime only (tuned in ``first``, default only in ``second``)."""
+    for their default regime only (tuned in one copy, default only in the other)."""
     a, b = _settings(first), _settings(second)
     if take is None:
         differ = _differences(a, b)
@@ -142,7 +144,8 @@ def _check_settings(first: Path, second: Path, take: Take | None = None) -> set[
     default_only = set()
     for m in take.models:
         own_a, own_b = model_settings(a, m), model_settings(b, m)
-        if own_a["n_configs"] != own_b["n_configs"] and own_b["n_configs"] == 0:
+        if own_a["n_configs"] != own_b["n_configs"] and 0 in (own_a["n_configs"],
+                                                              own_b["n_configs"]):
             default_only.add(m)
             own_a, own_b = {**own_a, "n_configs": 0}, {**own_b, "n_configs": 0}
         differ += [f"{m} {d}" for d in _differences(own_a, own_b)]
@@ -166,6 +169,19 @@ def _study_sources(copy: Path) -> list[dict[str, Any]]:
     if manifest.get("sources"):
         return list(manifest["sources"])
     return [{k: manifest[k] for k in SOURCE_KEYS if k in manifest}]
+
+
+def _unique(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each study once, in the order first joined: pairs may be taken from one copy in several
+    merges (e.g. one model's on every dataset, another's on a few)."""
+    seen: set[str] = set()
+    kept = []
+    for source in sources:
+        key = json.dumps(source, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            kept.append(source)
+    return kept
 
 
 def _summary_meta(copy: Path) -> dict[str, Any]:
@@ -251,7 +267,7 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
     tmp.mkdir(parents=True)
     try:
         _assemble(first, second, selected, tmp, take, frozenset(default_only))
-        sources = _study_sources(first) + _study_sources(second)
+        sources = _unique(_study_sources(first) + _study_sources(second))
         manifest: dict[str, Any] = {
             # by folder name (a copy published before 2026-12-02 named its absolute path)
             "source": " + ".join(Path(str(s.get("source"))).name for s in sources),
