@@ -373,6 +373,24 @@ def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regim
     assert "0/8/0" in row and "**not reproduced**" in row  # the MLP's tie: no gain
 
 
+def test_a_row_whose_cells_rest_on_different_numbers_of_datasets_says_the_range():
+    """A regime trained on fewer datasets (e.g. tuned on 5 of 8) is not labelled with the
+    largest n alone."""
+    from tabbench.summary.claims import reproduction_table
+
+    ts_ref = [1 - k / 100 for k in range(2, 10)]
+    means = means_frame({("xgboost", "default", "logloss"): BASE,
+                         ("xgboost", "default", "ts_ref"): ts_ref,
+                         ("xgboost", "tuned", "logloss"): BASE[:5],
+                         ("xgboost", "tuned", "ts_ref"): ts_ref[:5]}, LARGE)
+    lines = reproduction_table(check_claims(means, large_rows=10_000)).splitlines()
+    beats = next(line for line in lines if "TS-Ref.+TS beats Logloss+TS" in line)
+    assert "large datasets, n = 5–8)" in beats and "8/0/0" in beats and "5/0/0" in beats
+    same = reproduction_table(check_claims(means[means["regime"] == "default"],
+                                           large_rows=10_000))
+    assert "large datasets, n = 8)" in same
+
+
 def test_a_cell_without_the_datasets_it_needs_says_so():
     # small datasets only: every large-dataset claim has none, the ranks cannot be drawn
     from tabbench.metrics.registry import stopping_metric_ids

@@ -92,6 +92,20 @@ def test_the_complete_pairs_table_lists_each_model_its_pairs_and_the_large_ones(
         "No (model, dataset) pair has selections.")
 
 
+def test_a_model_tuned_on_some_of_its_datasets_gets_a_row_naming_them():
+    selected = _selected().assign(regime="default")
+    xgb_adult = (selected["model"] == "xgboost") & (selected["dataset"] == "adult")
+    tuned = pd.concat([selected[xgb_adult],
+                       selected[selected["model"] == "lightgbm"]]).assign(regime="tuned")
+    lines = complete_pairs_table(pd.concat([selected, tuned]), 10_000).splitlines()
+    assert lines[1:] == ["|---|---|---|",
+                         "| XGBoost | 2: adult, kc1 | 1 (adult) |",
+                         "| XGBoost tuned | 1: adult | 1 (adult) |",
+                         "| LightGBM | 2: adult, Car | 1 (adult) |"]  # tuned on both: no row
+    tuned_everywhere = pd.concat([selected, selected.assign(regime="tuned")])
+    assert "tuned" not in complete_pairs_table(tuned_everywhere, 10_000)
+
+
 def test_the_all_datasets_table_gives_the_summary_numbers_against_the_baseline():
     lines = baseline_table(_summary()).splitlines()
     assert lines[0] == ("| method (vs Logloss+TS) | XGBoost default (n = 7) | "

@@ -184,22 +184,34 @@ def complete_pairs_table(selected: pd.DataFrame, large_rows: int,
                          models: tuple[str, ...] = ()) -> str:
     """Per model (those of ``selected`` and ``models``): how many (model, dataset) pairs have
     selections and their names, and how many (and which) of them have at least ``large_rows``
-    rows; "none yet" for a model of ``models`` without any."""
+    rows; "none yet" for a model of ``models`` without any. A model tuned on some of its
+    datasets only (a copy joining a default-only study's pairs) gets a second row, "tuned", with
+    the pairs that have its tuned regime."""
 
     rows = (selected.groupby(["model", "dataset"])["n_rows"].max().reset_index()
             if not selected.empty else pd.DataFrame({"model": [], "dataset": [], "n_rows": []}))
+    tuned = (set(zip(*selected.loc[selected["regime"] == "tuned", ["model", "dataset"]].T.values,
+                     strict=True))
+             if "regime" in selected else set())
     everyone = order_models(list(dict.fromkeys([*rows["model"], *models])))
     if not everyone:
         return "No (model, dataset) pair has selections."
+
+    def line(label: str, mine: pd.DataFrame) -> list[str]:
+        large = mine[mine["n_rows"] >= large_rows]["dataset"].tolist()
+        return [label, f"{len(mine)}: {', '.join(mine['dataset'])}",
+                f"{len(large)}" + (f" ({', '.join(large)})" if large else "")]
+
     table = []
     for model in everyone:
         mine = rows[rows["model"] == model].sort_values("dataset", key=lambda s: s.str.lower())
         if mine.empty:
             table.append([model_label(model), "none yet", MISSING])
             continue
-        large = mine[mine["n_rows"] >= large_rows]["dataset"].tolist()
-        table.append([model_label(model), f"{len(mine)}: {', '.join(mine['dataset'])}",
-                      f"{len(large)}" + (f" ({', '.join(large)})" if large else "")])
+        table.append(line(model_label(model), mine))
+        has_tuned = mine["dataset"].map(lambda d, m=model: (m, d) in tuned)
+        if has_tuned.any() and not has_tuned.all():
+            table.append(line(f"{model_label(model)} tuned", mine[has_tuned]))
     return markdown_table(["model", "complete (model, dataset) pairs",
                            f"of them large (≥ {large_rows:,} rows)"], table)
 

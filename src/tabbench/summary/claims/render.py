@@ -177,8 +177,9 @@ def reproduction_table(claims: pd.DataFrame) -> str:
             "large vs small" if first["subset"] == "large_vs_small" else "large datasets")
         if first["unit"] == "split":
             where += ", per split"
+        lo, hi = int(rows["n"].min()), int(rows["n"].max())
         label = (f"{first['figure']}: {first['statement']} (*{first['metric']}*, {where}, "
-                 f"n = {int(rows['n'].max())})")
+                 f"n = {lo if lo == hi else f'{lo}–{hi}'})")
         cells = []
         for m, reg in cols:
             hit = rows[(rows["model"] == m) & (rows["regime"] == reg)]
