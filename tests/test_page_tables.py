@@ -92,6 +92,34 @@ def test_the_complete_pairs_table_lists_each_model_its_pairs_and_the_large_ones(
         "No (model, dataset) pair has selections.")
 
 
+def test_a_table_from_another_folder_is_computed_from_that_folders_inputs():
+    """``NAME from PATH``: the same table twice in one page, one from the page's folder and one
+    from another, each from its own inputs; a page with such a table and no way to read other
+    folders is refused."""
+    begin, end = markers("complete_pairs from results/other")
+    assert begin.startswith("<!-- generated table: complete_pairs from results/other;")
+    assert end == "<!-- end of generated table: complete_pairs from results/other -->"
+    page = _page("complete_pairs", "complete_pairs from results/other")
+    assert names_in(page) == ["complete_pairs", "complete_pairs from results/other"]
+    mine = PageInputs({}, _selected(), 10_000)
+    theirs = PageInputs({}, _selected().query("model == 'lightgbm'"), 10_000)
+    asked = []
+
+    def other(source: str) -> PageInputs:
+        asked.append(source)
+        return theirs
+
+    new = regenerate_page(page, mine, other)
+    assert embedded(new, "complete_pairs") == complete_pairs_table(_selected(), 10_000)
+    assert embedded(new, "complete_pairs from results/other") == complete_pairs_table(
+        theirs.selected, 10_000)
+    assert asked == ["results/other"]
+    with pytest.raises(ValueError, match="computed from another folder"):
+        regenerate_page(page, mine)
+    with pytest.raises(ValueError, match=r"unknown generated table\(s\) \['clams'\]"):
+        names_in(_page("clams from results/other"))
+
+
 def test_a_model_tuned_on_some_of_its_datasets_gets_a_row_naming_them():
     selected = _selected().assign(regime="default")
     xgb_adult = (selected["model"] == "xgboost") & (selected["dataset"] == "adult")

@@ -1,6 +1,7 @@
 """docs/reproduction_large.md cannot drift from its shipped results: its generated tables are
 recomputed from docs/results/large/ (a published copy of the suite-large study, joined with the
-bundled study's pairs on the large bundled datasets) and must be the page's to the character."""
+bundled study's pairs on the large bundled datasets; the patience table of the rerun from
+docs/results/large_rerun/) and must be the page's to the character."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from tabbench.report.page_tables import embedded, names_in
@@ -34,9 +36,11 @@ def test_the_shipped_large_copy_is_a_published_copy_of_suite_large_within_budget
 
 def test_the_large_page_tables_are_what_the_shipped_results_give(tmp_path):
     text = PAGE.read_text()
-    assert {"claims", "complete_pairs", "progress"} <= set(names_in(text))
+    assert {"claims", "complete_pairs", "progress",
+            "stopping_rules from results/large_rerun"} <= set(names_in(text))
     page = tmp_path / "reproduction_large.md"
     page.write_text(text)
+    (tmp_path / "results").symlink_to(SHIPPED.parent)  # "from results/..." tables: beside it
     proc = subprocess.run([sys.executable, "-m", "tabbench.cli", "claims-table", "--results",
                            str(SHIPPED), "--page", str(page), "--jobs", "1"],
                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
@@ -47,9 +51,6 @@ def test_the_large_page_tables_are_what_the_shipped_results_give(tmp_path):
             "results: regenerate with `tabbench claims-table --results docs/results/large "
             "--page docs/reproduction_large.md`")
     assert page.read_text() == text
-
-
-RERUN = REPO / "docs" / "results" / "large_rerun"
 
 
 def _table_rows(markdown: str, start: str) -> list[list[str]]:
@@ -64,24 +65,40 @@ def _table_rows(markdown: str, start: str) -> list[list[str]]:
     return rows
 
 
-def _number(cell: str) -> str:
-    return cell.replace("−", "-").replace(" %", "").replace("+", "")
+BUNDLED = REPO / "docs" / "results" / "bundled"
+BESIDE = "| TS-Ref.+TS vs Logloss+TS |"
 
 
-def test_the_patience_table_of_the_rerun_is_what_its_shipped_copy_gives():
-    """The hand-written table of the section on the networks' multi-class datasets holds, row for
-    row, what `tabbench stopping-rules` prints for docs/results/large_rerun."""
-    assert is_published(RERUN)
-    proc = subprocess.run([sys.executable, "-m", "tabbench.cli", "stopping-rules", "--results",
-                           str(RERUN), "--jobs", "1"],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    printed = {(r[0], r[2]): r for r in _table_rows(proc.stdout, "| model")}
-    page = _table_rows(PAGE.read_text(), "### Where the networks gain")
-    assert len(page) == 8
-    for model, rule, n, median, probs, fractions in page:
-        want = printed[(model, rule)]
-        assert want[3] == n, (model, rule)
-        assert _number(want[4]) == _number(median), (model, rule)
-        assert want[5] == probs, (model, rule)
-        assert " / ".join(want[7].split(" / ")[:2]) == fractions, (model, rule)
+def headline_cell(claims_file: Path, model: str, regime: str, with_n: bool) -> str:
+    """The Fig. 5 headline (TS-Ref.+TS vs Logloss+TS, large datasets) of one model and regime
+    as docs/reproduction.md's side-by-side table writes it."""
+    claims = pd.read_parquet(claims_file)
+    row = claims[(claims["claim"] == "ts_ref_beats_logloss") & (claims["model"] == model)
+                 & (claims["regime"] == regime)].iloc[0]
+    median = f"{row['median']:+.2f} %".replace("-", "−")
+    cell = (f"{median}, {row['wins']}/{row['ties']}/{row['losses']}, P {row['p_better']:.2f}/"
+            f"{row['p_equivalent']:.2f}/{row['p_worse']:.2f}: **{row['verdict']}**")
+    return f"n = {row['n']}: {cell}" if with_n else cell
+
+
+def test_the_bundled_pages_side_by_side_headline_is_what_both_copies_give():
+    """docs/reproduction.md's table of the headline at n = 6 beside suite large's is written by
+    hand from two copies (a generated table reads one): each cell is held to its copy's
+    claims."""
+    from tabbench.models.registry import model_label
+
+    rows = _table_rows(REPO.joinpath("docs", "reproduction.md").read_text(), BESIDE)
+    large = pd.read_parquet(SHIPPED / "summary" / "claims.parquet")
+    headline = large[large["claim"] == "ts_ref_beats_logloss"]
+    want = {(model_label(m), r) for m, r in zip(headline["model"], headline["regime"],
+                                                strict=True)}
+    got = {tuple(r[0].rsplit(" ", 1)) for r in rows}
+    assert got == want, "the table has a row per (model, regime) suite large judges"
+    labels = {model_label(m): m for m in headline["model"]}
+    for label_regime, bundled, suite_large in rows:
+        label, regime = label_regime.rsplit(" ", 1)
+        model = labels[label]
+        assert bundled == headline_cell(BUNDLED / "summary" / "claims.parquet", model, regime,
+                                        with_n=False), label_regime
+        assert suite_large == headline_cell(SHIPPED / "summary" / "claims.parquet", model,
+                                            regime, with_n=True), label_regime

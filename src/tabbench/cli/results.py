@@ -148,16 +148,22 @@ def _add_patience_option(p: argparse.ArgumentParser) -> None:
 def _claims_table(args: argparse.Namespace) -> int:
     # loaded when the subcommand runs: every `tabbench` call builds all the parsers
     from tabbench.core.io import write_text_atomic
-    from tabbench.report.page_tables import names_in, page_inputs, regenerate_page
+    from tabbench.report.page_tables import PageInputs, names_in, page_inputs, regenerate_page
     from tabbench.summary.claims import reproduction_table
 
     inputs = page_inputs(args.results, args.jobs)
     if args.page is None:
         print(reproduction_table(inputs.frames["claims"]))
         return 0
+    def beside(source: str) -> PageInputs:  # a "NAME from PATH" table's folder
+        folder = args.page.resolve().parent / source
+        if not folder.is_dir():
+            raise ValueError(f"a table is computed from {source}, and {folder} is no folder")
+        return page_inputs(folder, args.jobs)
+
     try:
         text = args.page.read_text()
-        page = regenerate_page(text, inputs)
+        page = regenerate_page(text, inputs, beside)
     except ValueError as err:
         print(f"tabbench claims-table: error: {args.page}: {err}", file=sys.stderr)
         return 2

@@ -4,7 +4,10 @@ page that reports a study cannot drift from the study's shipped results; the pag
 everything outside the markers is left as it is.
 
 A page names what it embeds: ``<!-- generated table: NAME; ... -->`` up to
-``<!-- end of generated table: NAME -->``, with ``NAME`` one of :data:`TABLES`:
+``<!-- end of generated table: NAME -->``, with ``NAME`` one of :data:`TABLES`, computed from
+the folder ``claims-table --results`` names. ``NAME from PATH`` (in both markers) computes it
+from another results folder, ``PATH`` relative to the page's own folder: a page that reports
+one study with a second folder beside it (docs/reproduction_large.md) keeps both in step.
 
 * ``claims``: every claim of the paper checked (:func:`tabbench.summary.claims.reproduction_table`);
 * ``progress``: per model, the train jobs done of those planned, configs recorded and failed,
@@ -57,7 +60,9 @@ _BEGIN = "<!-- generated table: {name}; by `tabbench claims-table --page`, do no
 _END = "<!-- end of generated table: {name} -->"
 #: an opening marker as a page may write it: the name, then anything up to "-->" (:func:`markers`
 #: writes the default text)
-_OPENING = re.compile(r"<!-- generated table: ([A-Za-z0-9_]+);[^\n]*?-->")
+_OPENING = re.compile(r"<!-- generated table: ([A-Za-z0-9_]+(?: from [^;\n]+?)?);[^\n]*?-->")
+#: between a table's name and the folder it is computed from, in a marker's key
+_FROM = " from "
 
 #: the methods of the ``all_datasets`` table, each against :data:`BASELINE`: the paper's
 #: recommendation, the baseline without its TS, and stopping on accuracy
@@ -96,9 +101,16 @@ def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
                       read_manifest(results) if is_published(results) else None)
 
 
-def markers(name: str) -> tuple[str, str]:
-    """The opening and closing marker of the generated table ``name``."""
-    return _BEGIN.format(name=name), _END.format(name=name)
+def markers(key: str) -> tuple[str, str]:
+    """The opening and closing marker of the generated table ``key`` (``NAME`` or
+    ``NAME from PATH``)."""
+    return _BEGIN.format(name=key), _END.format(name=key)
+
+
+def split_key(key: str) -> tuple[str, str | None]:
+    """A marker's key as (table name, the folder it is computed from or None: the page's)."""
+    name, _, source = key.partition(_FROM)
+    return name, source or None
 
 
 #: markers of earlier versions, still read (and kept as they are): a page written with
@@ -140,7 +152,7 @@ def names_in(page: str) -> list[str]:
     found += [(page.index(begin), name) for name, (begin, _) in LEGACY_MARKERS.items()
               if begin in page]
     names = [name for _, name in sorted(found)]
-    unknown = sorted(set(names) - set(TABLES))
+    unknown = sorted({split_key(n)[0] for n in names} - set(TABLES))
     if unknown:
         raise ValueError(f"unknown generated table(s) {unknown}; known: {sorted(TABLES)}")
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -158,14 +170,28 @@ def with_tables(page: str, tables: Mapping[str, str]) -> str:
     return page
 
 
-def regenerate_page(page: str, inputs: PageInputs) -> str:
-    """Every generated table of ``page`` recomputed from ``inputs``; a page without any is an
-    error (nothing would be kept in step)."""
-    names = names_in(page)
-    if not names:
+def regenerate_page(page: str, inputs: PageInputs,
+                    other: Callable[[str], PageInputs] | None = None) -> str:
+    """Every generated table of ``page`` recomputed from ``inputs``, or for a ``NAME from PATH``
+    table from ``other(PATH)``; a page without any table is an error (nothing would be kept in
+    step), and so is a ``from`` table without ``other``."""
+    keys = names_in(page)
+    if not keys:
         raise ValueError("the page holds no generated table (markers missing); known: "
                          f"{sorted(TABLES)}")
-    return with_tables(page, {name: TABLES[name](inputs) for name in names})
+    sources: dict[str, PageInputs] = {}
+    tables = {}
+    for key in keys:
+        name, source = split_key(key)
+        if source is None:
+            tables[key] = TABLES[name](inputs)
+            continue
+        if other is None:
+            raise ValueError(f"table {key!r} is computed from another folder: no way to read it")
+        if source not in sources:
+            sources[source] = other(source)
+        tables[key] = TABLES[name](sources[source])
+    return with_tables(page, tables)
 
 
 # --- the tables ---------------------------------------------------------------------------------
