@@ -155,6 +155,7 @@ def _claims_table(args: argparse.Namespace) -> int:
     if args.page is None:
         print(reproduction_table(inputs.frames["claims"]))
         return 0
+
     def beside(source: str) -> PageInputs:  # a "NAME from PATH" table's folder
         folder = args.page.resolve().parent / source
         if not folder.is_dir():
@@ -241,8 +242,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "'TS-Ref.+TS beats Logloss+TS' (n, median, Bayesian probabilities, "
                     "verdict) and the median fraction of epochs Logloss+TS, TS-Ref.+TS and "
                     "Accuracy+TS train (tabbench.summary.rule_summary; docs/stopping_rules.md).")
-    p.add_argument("--results", required=True, type=results_folder,
-                   help="a study folder; with --onto also a published copy (merged as it is)")
+    p.add_argument("--results", required=True, type=results_folder)
     _add_patience_option(p)
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
     p.set_defaults(func=_stopping_rules)
@@ -254,10 +254,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "--page, every generated table the page holds (tabbench.report.page_tables: "
                     "the claims, "
                     "the complete pairs, the progress, the all-datasets comparison, the ranks, "
-                    "the regret) rewritten between its markers (docs/reproduction.md: a test "
-                    "checks the page against its shipped results).")
-    p.add_argument("--results", required=True, type=results_folder,
-                   help="a study folder; with --onto also a published copy (merged as it is)")
+                    "the regret, the ROPEs, the stopping rules) rewritten between its markers "
+                    "(docs/reproduction.md: a test checks the page against its shipped "
+                    "results); a table marked 'NAME from PATH' is computed from that folder, "
+                    "PATH relative to the page.")
+    p.add_argument("--results", required=True, type=results_folder)
     p.add_argument("--page", type=Path, default=None,
                    help="a Markdown page holding generated tables' markers")
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")

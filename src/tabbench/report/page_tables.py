@@ -216,9 +216,8 @@ def complete_pairs_table(selected: pd.DataFrame, large_rows: int,
 
     rows = (selected.groupby(["model", "dataset"])["n_rows"].max().reset_index()
             if not selected.empty else pd.DataFrame({"model": [], "dataset": [], "n_rows": []}))
-    tuned = (set(zip(*selected.loc[selected["regime"] == "tuned", ["model", "dataset"]].T.values,
-                     strict=True))
-             if "regime" in selected else set())
+    tuned = (set(selected.loc[selected["regime"] == "tuned", ["model", "dataset"]]
+                 .itertuples(index=False, name=None)) if "regime" in selected else set())
     everyone = order_models(list(dict.fromkeys([*rows["model"], *models])))
     if not everyone:
         return "No (model, dataset) pair has selections."
