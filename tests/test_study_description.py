@@ -105,3 +105,29 @@ def test_a_folder_without_run_config_is_described_from_its_results(tmp_path):
     rst = write_description(results, results, selected, frames, results).read_text()
     assert "has no ``run_config.yaml``" in rst and "**Splits**: 1 per dataset" in rst
     _parse(rst, set(LINK.findall(rst)))
+
+
+@pytest.mark.parametrize("copy", ["bundled", "large"])
+def test_what_ran_states_each_models_configs_of_a_shipped_copy(copy):
+    """The shipped studies record ``n_configs`` per model (the boosters tuned, the networks at
+    their default): the page states each model's draws instead of "not recorded"."""
+    from tabbench.report.study_description import _configs_text
+
+    root = Path(__file__).resolve().parents[1] / "docs" / "results" / copy
+    n_configs = yaml.safe_load((root / "run_config.yaml").read_text())["n_configs"]
+    assert isinstance(n_configs, dict)
+    text = _configs_text(n_configs, ["xgboost", "mlp", "realmlp", "lightgbm"])
+    assert "not recorded" not in text
+    for model, n in n_configs.items():
+        expected = "the default only" if n == 0 else f"the default and {n} random draws"
+        label = {"xgboost": "XGBoost", "mlp": "MLP", "realmlp": "RealMLP",
+                 "lightgbm": "LightGBM"}[model]
+        assert f"{label} {expected}" in text
+
+
+def test_configs_text_reads_one_number_for_every_model():
+    from tabbench.report.study_description import _configs_text
+
+    assert _configs_text(3, ["xgboost"]) == "the default and 3 random draws of the search space"
+    assert _configs_text(0, ["xgboost"]) == "the default only"
+    assert _configs_text(None, ["xgboost"]) == "not recorded"

@@ -99,6 +99,25 @@ def _epochs_of(models: Sequence[str], epochs: Mapping[str, Any]) -> dict[str, An
     return {k: epochs[k] for k in keys if k in epochs}
 
 
+def _configs_text(n_configs: Any, models: Sequence[str]) -> str:
+    """``n_configs`` in words: a study records it as one number for every model or, when the
+    models differ (the boosters tuned, the networks at their default), per model."""
+
+    def draws(n: int) -> str:
+        return "the default only" if n == 0 else f"the default and {n} random draws"
+
+    if isinstance(n_configs, bool):
+        return "not recorded"
+    if isinstance(n_configs, int):
+        return draws(n_configs) + ("" if n_configs == 0 else " of the search space")
+    if isinstance(n_configs, Mapping):
+        known = [m for m in models if isinstance(n_configs.get(m), int)]
+        if known:
+            return "; ".join(f"{_rst(model_label(m))} {draws(int(n_configs[m]))}"
+                             for m in known)
+    return "not recorded"
+
+
 def _what_ran(settings: Mapping[str, Any] | None, selected: pd.DataFrame) -> list[str]:
 
     models = order_models(selected["model"].unique())
@@ -120,9 +139,7 @@ def _what_ran(settings: Mapping[str, Any] | None, selected: pd.DataFrame) -> lis
         f"- **Datasets** (with results here): {shown}",
         f"- **Splits**: {settings.get('n_splits')} per dataset (train/validation/test "
         "64/16/20 %)",
-        "- **Configs** per (model, dataset, split): "
-        + (f"the default and {n_configs} random draws of the search space"
-           if isinstance(n_configs, int) else "not recorded"),
+        "- **Configs** per (model, dataset, split): " + _configs_text(n_configs, models),
         "- **Epochs** (at most): "
         + (", ".join(f"{_rst(k)} {v}" for k, v in epochs.items())
            if isinstance(epochs, Mapping) else "not recorded"),
