@@ -168,3 +168,43 @@ def test_a_pair_changed_after_the_summary_is_refused(study, tmp_path):
     with pytest.raises(PublishError, match="mlp/segment changed after its summary was computed"):
         publish(folder, tmp_path / "copy")
     assert not (tmp_path / "copy").exists()
+
+
+def test_a_copy_ships_the_dataset_table_and_names_no_path_of_this_machine(study, tmp_path):
+    """The data stage's datasets.csv travels with the copy; an absolute path in the folder's
+    settings (a cache on this machine) is cut to its name, relative ones stay."""
+    import yaml
+
+    folder = tmp_path / "study"
+    shutil.copytree(study, folder)
+    config = folder / "run_config.yaml"
+    body = yaml.safe_load(config.read_text()) if config.is_file() else {}
+    body.update({"pypi_cache_dir": str(tmp_path / "deep" / "pypi_cache"),
+                 "data_dir": "data_here", "data_dir_from_results": "../data_here"})
+    config.write_text("# what this file is\n" + yaml.safe_dump(body))
+    data = tmp_path / "data_here"
+    data.mkdir()
+    pd.DataFrame({"dataset": ["adult", "gone"], "status": ["kept", "dropped"]}).to_csv(
+        data / "datasets.csv", index=False)
+    os.utime(folder / "summary" / "meta.json")  # the copy is not newer than its summary
+    copy = tmp_path / "copy"
+    publish(folder, copy)
+    assert pd.read_csv(copy / "datasets.csv")["status"].tolist() == ["kept", "dropped"]
+    shipped = yaml.safe_load((copy / "run_config.yaml").read_text())
+    assert shipped["pypi_cache_dir"] == "pypi_cache"
+    assert shipped["data_dir_from_results"] == "../data_here"
+    assert (copy / "run_config.yaml").read_text().startswith("# what this file is\n")
+    for name in ("run_config.yaml", "PUBLISHED.json"):
+        assert str(tmp_path) not in (copy / name).read_text()
+
+
+def test_no_shipped_copy_names_a_path_of_the_machine_it_was_made_on():
+    from tabbench.report.machine_paths import without_machine_paths
+
+    root = Path(__file__).resolve().parents[1] / "docs" / "results"
+    copies = sorted(p.parent for p in root.glob("*/PUBLISHED.json"))
+    assert copies
+    for copy in copies:
+        for name in ("run_config.yaml", "PUBLISHED.json"):
+            text = (copy / name).read_text()
+            assert without_machine_paths(text) == text, f"{copy.name}/{name}"

@@ -18,10 +18,15 @@ stopping metric), and every summary table, claim and paper figure is computed fr
   diagnostics computed from the complete pairs' runs files and replays, which a copy without them
   cannot recompute, so ``tabbench figures --results`` on a published copy draws the diagnostic
   figures from these tables (and says so);
+* ``datasets.csv``, the data stage's dataset table of the folder's data folder (every dataset
+  kept, dropped or unavailable and why, its size and the leakage check's result), where that
+  folder is on the publishing machine;
 * ``PUBLISHED.json``: what was copied, what was left out and why, the sizes, the commit of
   the code that published it, and the study's progress at that moment (``status``:
-  :func:`tabbench.study.status.study_status` of the folder, without its machine paths; a copy cannot
-  recompute it, having no runs or data).
+  :func:`tabbench.study.status.study_status` of the folder; a copy cannot recompute it, having
+  no runs or data).
+
+No path of the publishing machine is in the copy (:mod:`tabbench.report.machine_paths`).
 
 Left out: every other runs file, the part folders, replays, figures and the report page (they
 are redrawn) and logs.
@@ -40,16 +45,22 @@ from tabbench.core.io import write_json_atomic
 from tabbench.core.layout import (
     DIAGNOSTICS,
     SUMMARY,
+    DataLayout,
     PathLike,
     ResultsLayout,
     complete_results,
     parse_runs_file,
+    read_run_config,
 )
 from tabbench.core.provenance import code_commit
+from tabbench.report.machine_paths import scrub_run_config, without_machine_paths
 from tabbench.report.study_description import DESCRIPTION_FILE
-from tabbench.settings.run_config import folder_settings
+from tabbench.settings.run_config import folder_data_dir, folder_settings
 from tabbench.study.status import StatusError, study_status
 from tabbench.summary.select import write_selected
+
+#: the data stage's dataset table, at the root of a copy
+DATASET_TABLE = "datasets.csv"
 
 #: the default size budget of a published copy (what a repository can carry)
 MAX_BYTES = 30 * 2**20
@@ -116,6 +127,9 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
     for f in sorted(p for p in summary.rglob("*") if p.is_file()):
         if f.relative_to(results).as_posix() not in DESCRIPTION_LEFT_OUT:
             files.append((f, f.relative_to(results)))
+    table = _dataset_table(results)
+    if table is not None:
+        files.append((table, Path(DATASET_TABLE)))
     curve = json.loads((summary / "meta.json").read_text()).get("curve_run")
     where = parse_runs_file(curve) if curve else None  # relative to where it was made
     if where is not None:
@@ -131,6 +145,13 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
         **DESCRIPTION_LEFT_OUT,
     }
     return files, to_select, left_out
+
+
+def _dataset_table(results: Path) -> Path | None:
+    """The data stage's ``datasets.csv`` of the folder's data folder, if it is on this
+    machine."""
+    path = Path(DataLayout(folder_data_dir(results, read_run_config(results))).datasets_csv)
+    return path if path.is_file() else None
 
 
 def _other_rules(pair, patience: object) -> bool:
@@ -196,7 +217,10 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
         "diagnostics": f"{SUMMARY}/{DIAGNOSTICS}/ as computed from the full folder",
         "status": progress(results),
     }
-    write_json_atomic(manifest, tmp / Path(ResultsLayout(tmp).published).name)
+    if (tmp / "run_config.yaml").is_file():
+        scrub_run_config(tmp / "run_config.yaml")
+    write_json_atomic(without_machine_paths(manifest),
+                      tmp / Path(ResultsLayout(tmp).published).name)
     if out.exists():
         shutil.rmtree(out)
     tmp.rename(out)

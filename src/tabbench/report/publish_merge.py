@@ -52,7 +52,9 @@ from tabbench.core.io import write_json_atomic, write_parquet_atomic
 from tabbench.core.layout import META, SUMMARY, PathLike, ResultsLayout
 from tabbench.core.provenance import code_commit, merged_provenance
 from tabbench.diagnostics.tables import merged, read_diagnostics, restricted, write_diagnostics
+from tabbench.report.machine_paths import scrub_run_config, without_machine_paths
 from tabbench.report.publish import (
+    DATASET_TABLE,
     DESCRIPTION_LEFT_OUT,
     MAX_BYTES,
     PublishError,
@@ -94,7 +96,8 @@ def _settings(copy: Path) -> dict[str, Any]:
     path = Path(ResultsLayout(copy).run_config)
     if not path.is_file():
         raise PublishError(f"{copy} has no run_config.yaml: its settings cannot be checked")
-    body = with_defaults(yaml.safe_load(path.read_text()) or {})
+    # a copy's paths are cut to their names (machine_paths): compared the same way
+    body = without_machine_paths(with_defaults(yaml.safe_load(path.read_text()) or {}))
     return {k: v for k, v in body.items() if k not in INVOCATION_KEYS and k not in RECORD_KEYS}
 
 
@@ -223,6 +226,16 @@ def _default_rows(src: Path, dst: Path) -> None:
     write_parquet_atomic(frame[frame["regime"] == "default"].reset_index(drop=True), dst)
 
 
+def _merge_dataset_tables(first: Path, second: Path, tmp: Path) -> None:
+    """The data stages' dataset tables of both copies as one: ``first``'s row where both
+    describe a dataset (its pairs are the ones taken), ``second``'s for the rest."""
+    tables = [pd.read_csv(c / DATASET_TABLE) for c in (first, second)
+              if (c / DATASET_TABLE).is_file()]
+    if tables:
+        merged_table = pd.concat(tables, ignore_index=True).drop_duplicates("dataset")
+        merged_table.to_csv(tmp / DATASET_TABLE, index=False)
+
+
 def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: Path,
               take: Take | None = None, default_only: frozenset[str] = frozenset()) -> None:
     """Into ``tmp``: second's settings, both copies' selected and runs files, their merged
@@ -231,6 +244,8 @@ def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: 
 
     # a newer tabbench writes every key an older one did, and more
     shutil.copy2(ResultsLayout(second).run_config, ResultsLayout(tmp).run_config)
+    scrub_run_config(Path(ResultsLayout(tmp).run_config))
+    _merge_dataset_tables(first, second, tmp)
     for copy in (first, second):
         for rel in [*selected[copy], *_relative_files(copy, "runs")]:
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -288,6 +303,7 @@ def merge_published(first: PathLike, second: PathLike, out: PathLike,
                            "default_regime_only": sorted(default_only)})
         if joined:
             manifest["joined"] = joined
+        manifest = without_machine_paths(manifest)
         published = Path(ResultsLayout(tmp).published)
         write_json_atomic(manifest, published)
         meta = _summary_meta(first)  # the threshold and ROPE of both (checked equal)
