@@ -18,6 +18,7 @@ from tabbench.report.page_tables import (
     markers,
     names_in,
     regenerate_page,
+    what_ran_table,
     with_tables,
 )
 
@@ -268,3 +269,23 @@ def test_the_rope_table_judges_the_headline_again_at_each_rope():
     few = rope_table(_headline_selected(0.5, n_datasets=3), 10_000, rope=1.0).splitlines()[2]
     assert few.count("–: **inconclusive**") == 4
     assert rope_table(_headline_selected(0.5).iloc[:0], 10_000, rope=1.0).startswith("No ")
+
+
+def test_the_what_ran_table_gives_each_model_and_regime_its_pairs_configs_and_epochs():
+    rows = []
+    for dataset, n_rows, splits in (("adult", 48_842, 3), ("kc1", 2_109, 2)):
+        for split in range(splits):
+            rows.append({"model": "xgboost", "regime": "default", "dataset": dataset,
+                         "n_rows": n_rows, "split": split, "n_candidates": 1})
+            rows.append({"model": "xgboost", "regime": "tuned", "dataset": dataset,
+                         "n_rows": n_rows, "split": split, "n_candidates": 30})
+    rows.append({"model": "mlp", "regime": "default", "dataset": "adult", "n_rows": 48_842,
+                 "split": 0, "n_candidates": 1})
+    settings = {"epochs": {"xgboost_default": 100, "xgboost_tuned": 1000, "mlp": 256}}
+    lines = what_ran_table(pd.DataFrame(rows), 10_000, settings).splitlines()
+    assert lines[2:] == ["| XGBoost | default | 2 | 1 | 2–3 | 1 | 100 |",
+                         "| XGBoost | tuned | 2 | 1 | 2–3 | 30 | 1000 |",
+                         "| MLP | default | 1 | 1 | 1 | 1 | 256 |"]
+    assert "–" in what_ran_table(pd.DataFrame(rows), 10_000, None).splitlines()[2]
+    assert what_ran_table(pd.DataFrame(rows).iloc[:0], 10_000, settings) == (
+        "No selection in this folder yet.")

@@ -85,6 +85,8 @@ class PageInputs:
     #: the manifest of a published copy (``PUBLISHED.json``: :mod:`tabbench.report.publish`), if it
     #: is one
     published: Mapping[str, Any] | None = None
+    #: the folder's settings (``run_config.yaml``), if it has them
+    settings: Mapping[str, Any] | None = None
 
 
 def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
@@ -94,11 +96,12 @@ def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
     selected, _ = collect_selected(results, jobs)
     frames, large_rows = summary_frames(results, selected)
     selected = best_rows(selected)  # the paper's rule: what the pairs and the ROPE table read
-    models = tuple((read_run_config(results) or {}).get("models") or ())
+    settings = read_run_config(results)
+    models = tuple((settings or {}).get("models") or ())
     regret = Path(ResultsLayout(results).diagnostics_dir) / DIAGNOSTIC_TABLE_FILES["regret"]
     return PageInputs(frames, selected, large_rows, models,
                       read_parquet(regret) if regret.is_file() else None,
-                      read_manifest(results) if is_published(results) else None)
+                      read_manifest(results) if is_published(results) else None, settings)
 
 
 def markers(key: str) -> tuple[str, str]:
@@ -359,6 +362,45 @@ def _one_progress_table(manifest: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def what_ran_table(selected: pd.DataFrame, large_rows: int,
+                   settings: Mapping[str, Any] | None) -> str:
+    """What the folder's pairs are, per model and regime, read from its selected rows and
+    settings alone (so it holds for a copy merged from several study folders as for one):
+    the datasets with a selection (of them large), the splits per dataset, the configs each
+    selection compared, and the epochs (rounds) each config trained."""
+    if selected.empty:
+        return "No selection in this folder yet."
+    epochs = (settings or {}).get("epochs") or {}
+    table = []
+    for (model, regime), rows in _model_regime_groups(selected):
+        datasets = rows.groupby("dataset")
+        n_rows = datasets["n_rows"].first()
+        splits = datasets["split"].nunique()
+        configs = rows["n_candidates"]
+        run = epochs.get(f"{model}_{regime}", epochs.get(model))
+        table.append([model_label(model), regime, str(len(n_rows)),
+                      str(int((n_rows >= large_rows).sum())),
+                      _span_text(splits.min(), splits.max()),
+                      _span_text(configs.min(), configs.max()),
+                      MISSING if run is None else str(run)])
+    return markdown_table(["model", "regime", "datasets", f"of them large (≥ {large_rows:,} rows)",
+                           "splits per dataset", "configs per selection",
+                           "epochs (rounds) per config"], table, align="llrrrrr")
+
+
+def _model_regime_groups(selected: pd.DataFrame):
+    """(model, regime) groups of ``selected`` in the figures' model order, default first."""
+    order = {m: i for i, m in enumerate(order_models(selected["model"].unique()))}
+    keys = sorted(selected.groupby(["model", "regime"]).groups,
+                  key=lambda k: (order[k[0]], k[1] != "default", k[1]))
+    return [(k, selected[(selected["model"] == k[0]) & (selected["regime"] == k[1])])
+            for k in keys]
+
+
+def _span_text(low: Any, high: Any) -> str:
+    return f"{int(low)}" if int(low) == int(high) else f"{int(low)}–{int(high)}"
+
+
 #: the regions of practical equivalence (± %) the ``rope`` table shows, beside the folder's own
 ROPE_SENSITIVITY = (0.1, 0.5, 1.0, 2.0)
 #: the claim the ``rope`` table is shown for: the paper's headline (Fig. 5)
@@ -403,6 +445,7 @@ def rope_table(selected: pd.DataFrame, large_rows: int, rope: float,
 TABLES: dict[str, Callable[[PageInputs], str]] = {
     "claims": _claims,
     "progress": lambda i: progress_table(i.published),
+    "what_ran": lambda i: what_ran_table(i.selected, i.large_rows, i.settings),
     "complete_pairs": lambda i: complete_pairs_table(i.selected, i.large_rows, i.models),
     "all_datasets": lambda i: baseline_table(i.frames["summary"],
                                              baseline=i.frames["meta"].get("baseline")
