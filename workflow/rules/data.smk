@@ -111,10 +111,11 @@ rule split_dataset:
         n_splits=CFG["n_splits"],
         seed=CFG["seed"],
         stratify=CFG["stratify"],
+        by_groups=SPLIT_GROUPS_OPTION,
     shell:
         "tabbench data split --processed {input:q} --out {output:q}"
         " --n-splits {params.n_splits} --seed {params.seed} --stratify {params.stratify}"
-        " > {log:q} 2>&1"
+        "{params.by_groups} > {log:q} 2>&1"
 
 
 rule data:

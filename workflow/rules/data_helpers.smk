@@ -50,6 +50,12 @@ LEAKAGE_OPTION = (
     if CFG["leakage"] == "drop"
     else f"--leakage {shlex.quote(CFG['leakage'])}"
 )
+# Splitting by groups is a rerun trigger of the split jobs only when asked for: with the default
+# (false) their params are n_splits, seed and stratify alone, so a finished data folder draws no
+# split again (and no train job reruns).
+SPLIT_GROUPS_OPTION = (
+    " --split-by-groups true" if CFG["split_by_groups"] else NotARerunTrigger("")
+)
 # the one-line summary of the data stage, written by collect_datasets, printed at the end
 DATA_SUMMARY_LINE = DATA_LAYOUT.summary_line
 _RUN = {"started": None}

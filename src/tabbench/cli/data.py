@@ -107,7 +107,8 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_split(args: argparse.Namespace) -> int:
-    split_step(args.processed, args.out, args.n_splits, seed=args.seed, stratify=args.stratify)
+    split_step(args.processed, args.out, args.n_splits, seed=args.seed, stratify=args.stratify,
+               split_by_groups=args.split_by_groups)
     return 0
 
 
@@ -205,4 +206,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n-splits", type=int, required=True)
     p.add_argument("--seed", type=int, default=default("seed"))
     p.add_argument("--stratify", type=boolean, default=default("stratify"))
+    p.add_argument("--split-by-groups", type=boolean, default=default("split_by_groups"),
+                   help="split a dataset whose processed data has groups by groups")
     p.set_defaults(func=_cmd_split)

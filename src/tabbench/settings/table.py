@@ -122,6 +122,10 @@ _TABLE: tuple[Setting, ...] = (
             "uses seed + i)", "--n-splits", preset=True, group="Data"),
     Setting("stratify", False, _STUDY, "stratify the splits by class (the paper's code does "
             "not)", "--stratify", group="Data"),
+    Setting("split_by_groups", False, _STUDY, "split a dataset whose source declares a group "
+            "column (a recipe's groups) by groups, 64/16/20 of its groups, so that no group is "
+            "in two parts; the others by rows as always (the paper splits rows)",
+            "--split-by-groups", group="Data"),
     # --- training --------------------------------------------------------------------------
     Setting("models", None, _STUDY, "registered models to train (built in: xgboost, mlp, "
             "realmlp, lightgbm)", "--model", preset=True, group="Training"),

@@ -8,7 +8,8 @@ the pinned one (a pickled frame included). Members are read in order and stacked
 dataset's train and test files); the recipe's ``drop`` columns go first (each with its reason,
 recorded in the raw json), then the target becomes the labels and the rest the features:
 numbers are numerical unless the recipe lists them as ``categorical`` (codes), everything else
-categorical.
+categorical. A recipe's ``groups`` column (one of its ``drop`` columns) is taken aside first as
+the rows' groups (:attr:`RawData.groups`).
 """
 
 from __future__ import annotations
@@ -106,7 +107,8 @@ def raw_from_frame(recipe: Recipe, frame: pd.DataFrame, origin: dict) -> RawData
     forced = set(recipe.categorical)
     num = [c for c in num if c not in forced]
     cat = [c for c in X.columns if c not in set(num)]
-    return make_raw(X[num], X[cat], frame[recipe.target], recipe.name, origin)
+    groups = frame[recipe.groups] if recipe.groups else None
+    return make_raw(X[num], X[cat], frame[recipe.target], recipe.name, origin, groups)
 
 
 def load(name: str, options: SourceOptions) -> RawData:
@@ -132,4 +134,6 @@ def load(name: str, options: SourceOptions) -> RawData:
         "licence": recipe.licence,
         "leakage_note": recipe.leakage_note,
     }
+    if recipe.groups:  # only then: the origin (and so the reports) of the others is unchanged
+        origin["groups"] = recipe.groups
     return raw_from_frame(recipe, frame, origin)

