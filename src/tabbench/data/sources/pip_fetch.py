@@ -7,11 +7,11 @@ with build isolation, first installs setuptools and wheel from the index, unpinn
 This script asks pip's package finder which files the configured indexes and find-links list
 (pip's configuration as ``pip download`` reads it: pip.conf, ``PIP_*`` variables and the
 options given here), takes the one named ``FILE`` and streams it to ``DEST`` through pip's
-session (its proxy, certificates, index credentials, retries and timeout). Nothing is built,
+HTTP client (its proxy, certificates, index credentials, retries and timeout). Nothing is built,
 installed or imported from the file; the caller checks its sha256 before reading it.
 
 pip has no public Python API, so this uses ``pip._internal``: the download command's option
-parser, its session and its package finder (``create_command``, ``get_default_session``,
+parser, its HTTP client and its package finder (``create_command``, ``get_default_session``,
 ``_build_package_finder``, ``find_all_candidates``). A pip without them ends in one line that
 says so and how to do without it (copy the file into the cache).
 
@@ -43,8 +43,8 @@ def _find_and_download(name: str, version: str, file: str, dest: Path,
     options, _ = command.parse_args(["--no-cache-dir", *pip_args])
     try:
         with command.main_context():
-            session = command.get_default_session(options)
-            finder = command._build_package_finder(options, session,
+            http = command.get_default_session(options)
+            finder = command._build_package_finder(options, http,
                                                    ignore_requires_python=True)
             candidates = finder.find_all_candidates(name)
             links = [c.link for c in candidates if c.link.filename == file]
@@ -53,7 +53,7 @@ def _find_and_download(name: str, version: str, file: str, dest: Path,
                                if str(c.version) == version})
                 return (f"no file {file} for {name}=={version} on the configured index or "
                         f"find-links (found {seen or 'none of that version'})")
-            response = session.get(links[0].url_without_fragment, stream=True,
+            response = http.get(links[0].url_without_fragment, stream=True,
                                    headers={"Accept-Encoding": "identity"})
             response.raise_for_status()
             with dest.open("wb") as fh:
