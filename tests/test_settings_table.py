@@ -102,7 +102,8 @@ def test_the_data_stages_parameters_default_to_the_tables_values():
     """The data package stands below the settings and cannot import them: its defaults are
     held against the table here."""
     for cls, keys in ((FilterParams, ("min_rows", "max_classes", "all_nan_columns")),
-                      (SourceOptions, ("openml_timeout", "openml_retries"))):
+                      (SourceOptions, ("openml_timeout", "openml_retries",
+                                       "on_checksum_mismatch"))):
         fields = {f.name: f.default for f in dataclasses.fields(cls)}
         for key in keys:
             assert fields[key] == SETTINGS[key].default, (cls.__name__, key)

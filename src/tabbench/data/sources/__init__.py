@@ -6,7 +6,9 @@ Each source is a module with ``load(name, options) -> RawData`` that raises
 records every attempt, so a dataset that no source can provide is reported with each source
 tried and its reason, and the rest of the suite continues. Any other exception is a bug in a
 source (or an incompatible dependency, e.g. a renamed openml-python internal): it propagates,
-so the fetch job fails loudly instead of quietly marking the dataset unavailable.
+so the fetch job fails loudly instead of quietly marking the dataset unavailable. A
+:class:`~tabbench.data.errors.ChecksumMismatch` is recorded like a data error, but with
+``on_checksum_mismatch: fail`` no further source is tried (the caller fails on it).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tabbench.data.errors import DataError, SourceUnavailable
+from tabbench.data.errors import ChecksumMismatch, DataError, SourceUnavailable
 from tabbench.data.raw import RawData
 from tabbench.data.sources.options import SourceOptions
 
@@ -37,6 +39,11 @@ class FetchResult:
     @property
     def source(self) -> str | None:
         return next((a["source"] for a in self.attempts if a["ok"]), None)
+
+    @property
+    def checksum_mismatches(self) -> list[str]:
+        """The reasons of the attempts that met a file whose sha256 is not its pin."""
+        return [a["reason"] for a in self.attempts if a.get("checksum_mismatch")]
 
     def message(self) -> str:
         """One line naming the dataset and, if unavailable, every source tried with its reason."""
@@ -61,12 +68,13 @@ def fetch(name: str, sources: Sequence[str], options: SourceOptions) -> FetchRes
     result = FetchResult(name, None)
     for source in sources:
         start = time.monotonic()
-        network = False
+        network = mismatch = False
         try:
             raw = load_from(source, name, options)
         except (SourceUnavailable, DataError) as e:
             reason = str(e)
             network = bool(getattr(e, "network", False))
+            mismatch = isinstance(e, ChecksumMismatch)
         except Exception as e:
             e.add_note(
                 f"tabbench: unexpected error in source {source!r} while fetching {name!r}: a "
@@ -90,7 +98,10 @@ def fetch(name: str, sources: Sequence[str], options: SourceOptions) -> FetchRes
                 "ok": False,
                 "reason": reason,
                 "network": network,
+                "checksum_mismatch": mismatch,
                 "seconds": round(time.monotonic() - start, 3),
             }
         )
+        if mismatch and options.on_checksum_mismatch == "fail":
+            break
     return result

