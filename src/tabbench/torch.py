@@ -27,7 +27,8 @@ distributed runs torchmetrics gathers every process's batches (uneven sizes incl
 (the fast paths, equal to :mod:`tabbench.metrics`' definitions). Memory: the validation logits
 of one epoch, which a validation loop produces anyway.
 
-This module is the only one that imports torchmetrics (``pip install -e ".[lightning]"``).
+This module is the only one that imports torchmetrics: it needs the ``torch`` extra
+(``pip install 'tabbench[torch]'``).
 """
 
 from __future__ import annotations
@@ -35,12 +36,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import torch
-from torchmetrics import Metric
-from torchmetrics.utilities import dim_zero_cat
-
 from tabbench._scores import ScoreType, check_score_type
+from tabbench.core.extras import require_extra
 from tabbench.stopping import check_kind, refinement_loss
+
+require_extra("torch", __name__)
+
+import torch  # noqa: E402  (after the check)
+from torchmetrics import Metric  # noqa: E402
+from torchmetrics.utilities import dim_zero_cat  # noqa: E402
 
 __all__ = ["RefinementMetric", "TSRefinement", "TSRefinementBrier"]
 

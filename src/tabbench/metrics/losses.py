@@ -113,8 +113,12 @@ def smece_proba(p: np.ndarray, y: np.ndarray) -> float:
 
     Why next to :func:`ece_proba`: binned ECE depends on the bin edges and is biased upwards
     for few samples per bin; smECE is a consistent, bin-free estimate of the same top-label
-    miscalibration. relplot is imported here only (it imports seaborn).
+    miscalibration. relplot is imported here only (it imports seaborn), and comes with the
+    ``pipeline`` extra (the diagnostics tables are its only user).
     """
+    from tabbench.core.extras import require_extra
+
+    require_extra("pipeline", "smooth ECE (tabbench.metrics.losses.smece_proba)")
     import relplot
 
     conf, correct = relplot.multiclass_logits_to_confidences(
