@@ -1,5 +1,5 @@
 """environment.yml must list the same packages, with the same lower bounds, as pyproject.toml's
-dependencies and its dev extra's own tools."""
+dependencies, its pipeline extra and its dev extra's own tools."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ def _split(req: str) -> tuple[str, str]:
 
 def _pyproject() -> dict[str, str]:
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    reqs = list(meta["dependencies"]) + list(meta["optional-dependencies"]["dev"])
+    extras = meta["optional-dependencies"]
+    reqs = list(meta["dependencies"]) + list(extras["pipeline"]) + list(extras["dev"])
     # dev names other extras of tabbench itself (for their tests): the workflow's environment
-    # needs the dependencies and the dev tools, not those
+    # needs the library, the pipeline and the dev tools, not those
     return {CONDA_NAME.get(n, n): spec for n, spec in map(_split, reqs)
             if n != meta["name"]}
 

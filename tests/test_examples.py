@@ -19,7 +19,8 @@ ROW = re.compile(r"^(logloss|ts_ref)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$",
 EXTRAS = {"catboost": "catboost", "lightning": "lightning"}
 
 
-@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "catboost", "torch", "lightning"])
+@pytest.mark.parametrize("library",
+                         ["sklearn", "xgboost", "lightgbm", "catboost", "torch", "lightning"])
 def test_example_runs(library):
     if library in EXTRAS:
         import_optional(library, EXTRAS[library])

@@ -14,7 +14,7 @@ import pytest
 import torch
 from fixtures.optional import import_optional
 
-import_optional("torchmetrics", "lightning")
+import_optional("torchmetrics", "torch")
 
 import tabbench.metrics as M  # noqa: E402
 from tabbench.stopping import refinement_loss  # noqa: E402

@@ -66,7 +66,33 @@ def proba_to_logits(p: np.ndarray, clip: float | None = None) -> np.ndarray:
     such a point cost ≈ β·|log clip| whenever it is the true class; pass a larger ``clip``
     (e.g. 1e-6) for them, or use their ``decision_function``.
 
-    Raises ValueError when the values are not probabilities (outside [0, 1], or NaN).
+    Parameters
+    ----------
+    p : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Probabilities: P(class 1) (binary) or one column per class.
+    clip : float or None, default None
+        The smallest probability read as itself (binary: also 1 − ``clip`` the largest);
+        None: as described above.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        Logits, in ``p``'s float dtype (float64 for integer input).
+
+    Raises
+    ------
+    ValueError
+        When the values are not probabilities (outside [0, 1], or NaN).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.calibration import proba_to_logits
+    >>> proba_to_logits(np.array([0.5, 0.9])).round(3)  # binary: (log(1 − p₁), log p₁)
+    array([[-0.693, -0.693],
+           [-2.303, -0.105]])
+    >>> proba_to_logits(np.array([[0.2, 0.3, 0.5]])).round(3)
+    array([[-1.609, -1.204, -0.693]])
     """
     p = _check_proba(p)
     if p.ndim == 2 and p.shape[1] != 2:

@@ -91,32 +91,6 @@ class TemperatureScaledClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstim
     alone). Being an ordinary estimator, it can be cloned and refit inside a ``Pipeline``,
     ``GridSearchCV`` or ``cross_val_score``.
 
-    Parameters
-    ----------
-    estimator : a classifier with ``fit``, ``classes_`` and ``predict_proba`` or
-        ``decision_function`` (binary or multiclass); never modified (a clone is fit).
-    cv : where the temperature's data come from (unless ``estimator`` is frozen).
-        A float in (0, 1): that fraction of (X, y) is held out (stratified, ``random_state``),
-        the estimator is fit on the rest and the temperature on the held-out part — the
-        paper's train/validation setting, one fit. None (5 folds), an int, a CV splitter or
-        an iterable of splits: cross-fitted as ``CalibratedClassifierCV(ensemble=False)``: the
-        temperature is fit on the out-of-fold outputs of ``cross_val_predict``, and the
-        estimator refit on all of (X, y) makes the predictions (one model, one temperature).
-    smoothing : Laplace smoothing of the calibrated probabilities (default True, as the paper).
-    response_method : which output is scaled. ``"auto"``: ``predict_proba`` if the estimator
-        has it, else ``decision_function``. Probabilities are turned into logits by log p:
-        temperature scaling of log-probabilities equals temperature scaling of the model's
-        logits, since they differ by a per-row constant. ``decision_function`` must return
-        logits ((N,) margins for binary): right for linear models and boosted trees, not a
-        calibrated choice for e.g. one-vs-rest SVM scores.
-    clip : how probabilities 0 and 1 are read (log 0 = −inf), see :func:`proba_to_logits`.
-        Default None: binary margins are read within ±log(2/ε) (±36.7 for float64, ±16.6
-        for float32 probabilities), multiclass p = 0 as the smallest positive normal float.
-        For models with many exact zeros on plausible classes (random forests, k-NN) pass
-        e.g. ``clip=1e-6``.
-    random_state : seed of the held-out split (float ``cv`` only).
-    n_jobs : parallel fits of ``cross_val_predict`` (int ``cv`` only).
-
     ``predict_proba(X)`` returns the calibrated probabilities in the order of ``classes_``;
     ``decision_function(X)`` the scaled logits β·z (binary: the margin), unsmoothed;
     ``predict(X)`` is the fitted estimator's ``predict(X)``: temperature scaling never changes
@@ -124,13 +98,85 @@ class TemperatureScaledClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstim
     Extra ``fit`` keyword arguments go to the estimator's ``fit``; sample weights are not
     supported (the temperature is fit unweighted).
 
-    Attributes after ``fit``: ``estimator_`` (the fitted model that predicts),
-    ``calibrator_`` (the fitted :class:`TemperatureScaling`), ``beta_`` (its inverse
-    temperature), ``classes_``, ``n_classes_``, ``n_features_in_``, ``feature_names_in_``
-    (for DataFrame input).
+    An already fitted ``estimator`` that is not wrapped in ``FrozenEstimator`` (this class's
+    former only convention) is still calibrated as is, with a FutureWarning (deprecated).
 
-    Deprecated: an already fitted ``estimator`` that is not wrapped in ``FrozenEstimator``
-    (this class's former only convention) is still calibrated as is, with a FutureWarning.
+    Parameters
+    ----------
+    estimator : classifier
+        A classifier with ``fit``, ``classes_`` and ``predict_proba`` or
+        ``decision_function`` (binary or multiclass); never modified (a clone is fit).
+    cv : float, int, CV splitter, iterable of splits or None, default None
+        Where the temperature's data come from (unless ``estimator`` is frozen).
+        A float in (0, 1): that fraction of (X, y) is held out (stratified, ``random_state``),
+        the estimator is fit on the rest and the temperature on the held-out part — the
+        paper's train/validation setting, one fit. None (5 folds), an int, a CV splitter or
+        an iterable of splits: cross-fitted as ``CalibratedClassifierCV(ensemble=False)``: the
+        temperature is fit on the out-of-fold outputs of ``cross_val_predict``, and the
+        estimator refit on all of (X, y) makes the predictions (one model, one temperature).
+    smoothing : bool, default True
+        Laplace smoothing of the calibrated probabilities, as the paper does.
+    response_method : {"auto", "predict_proba", "decision_function"}, default "auto"
+        Which output is scaled. ``"auto"``: ``predict_proba`` if the estimator has it, else
+        ``decision_function``. Probabilities are turned into logits by log p: temperature
+        scaling of log-probabilities equals temperature scaling of the model's logits, since
+        they differ by a per-row constant. ``decision_function`` must return logits ((N,)
+        margins for binary): right for linear models and boosted trees, not a calibrated
+        choice for e.g. one-vs-rest SVM scores.
+    clip : float or None, default None
+        How probabilities 0 and 1 are read (log 0 = −inf), see :func:`proba_to_logits`.
+        None: binary margins are read within ±log(2/ε) (±36.7 for float64, ±16.6 for float32
+        probabilities), multiclass p = 0 as the smallest positive normal float. For models
+        with many exact zeros on plausible classes (random forests, k-NN) pass e.g.
+        ``clip=1e-6``.
+    random_state : int, RandomState or None, default None
+        Seed of the held-out split (float ``cv`` only).
+    n_jobs : int or None, default None
+        Parallel fits of ``cross_val_predict`` (int ``cv`` only).
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The fitted model that predicts.
+    calibrator_ : TemperatureScaling
+        The fitted temperature (:class:`TemperatureScaling`).
+    beta_ : float
+        Its inverse temperature (> 1 sharpens, < 1 softens).
+    classes_ : ndarray of shape (n_classes,)
+        The estimator's classes.
+    n_classes_ : int
+        Their number.
+    n_features_in_ : int
+        The number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Their names (DataFrame input only).
+
+    Examples
+    --------
+    Hold out 30 % of the training data for the temperature (the paper's setting):
+
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from tabbench.calibration import TemperatureScaledClassifier
+    >>> X, y = make_classification(n_samples=600, random_state=0)
+    >>> clf = TemperatureScaledClassifier(GradientBoostingClassifier(random_state=0),
+    ...                                   cv=0.3, random_state=0).fit(X, y)
+    >>> round(clf.beta_, 2)  # < 1: the boosted trees were over-confident on held-out data
+    0.92
+    >>> clf.predict_proba(X[:2]).round(2)
+    array([[1.  , 0.  ],
+           [0.01, 0.99]])
+    >>> bool((clf.predict(X) == clf.estimator_.predict(X)).all())  # the decision is kept
+    True
+
+    A model already stopped on a validation set: freeze it, fit the temperature on that set.
+
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> model = LogisticRegression().fit(X[:400], y[:400])
+    >>> ts = TemperatureScaledClassifier(FrozenEstimator(model)).fit(X[400:], y[400:])
+    >>> round(ts.beta_, 2)  # > 1: the logistic regression was under-confident on new data
+    1.31
     """
 
     def __init__(
@@ -155,7 +201,22 @@ class TemperatureScaledClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstim
     # -- fit ---------------------------------------------------------------------------------
 
     def fit(self, X: Any, y: Any, **fit_params: Any) -> TemperatureScaledClassifier:
-        """Fit the estimator (unless frozen) and the temperature, on different data."""
+        """Fit the estimator (unless frozen) and the temperature, on different data.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            What the estimator takes.
+        y : array-like of shape (n_samples,)
+            Class labels, at least two classes.
+        **fit_params
+            Passed to the estimator's ``fit`` (``sample_weight`` is refused).
+
+        Returns
+        -------
+        TemperatureScaledClassifier
+            ``self``, fitted.
+        """
         if "sample_weight" in fit_params:
             raise TypeError(
                 f"{type(self).__name__}.fit does not support sample_weight: the temperature "
@@ -253,7 +314,18 @@ class TemperatureScaledClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstim
         return outputs_to_logits(getattr(self.estimator_, method)(X), method, self.clip)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Calibrated probabilities (N, n_classes), columns in the order of ``classes_``."""
+        """Calibrated probabilities (N, n_classes), columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            What the estimator takes.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            softmax(β z), Laplace-smoothed unless ``smoothing=False``.
+        """
         z = self._logits(X)
         return self.calibrator_.predict_proba(z)
 
@@ -261,13 +333,35 @@ class TemperatureScaledClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstim
         """The scaled logits β·z (N, n_classes), binary: the margin β(z₁ − z₀) (N,).
 
         Unsmoothed, so that the refinement of these scores is the model's own:
-        re-calibrating β·z by another temperature reaches the same optimum as z."""
+        re-calibrating β·z by another temperature reaches the same optimum as z.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            What the estimator takes.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            The scaled logits; binary problems: the scaled margin.
+        """
         z = self._logits(X)
         z = self.calibrator_.beta_ * z
         return z[:, 1] - z[:, 0] if z.shape[1] == 2 else z
 
     def predict(self, X: Any) -> np.ndarray:
-        """The fitted estimator's ``predict(X)``, unchanged by calibration."""
+        """The fitted estimator's ``predict(X)``, unchanged by calibration.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            What the estimator takes.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predicted classes.
+        """
         self._check_X(X)
         return self.estimator_.predict(X)
 

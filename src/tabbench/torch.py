@@ -1,20 +1,22 @@
 """Refinement losses as torchmetrics metrics, for PyTorch Lightning (or any torchmetrics user).
 
 Lightning's early stopping and checkpointing monitor a logged metric. Logging validation
-TS-refinement makes them implement the paper's recipe without any loop helper::
+TS-refinement makes them implement the paper's recipe without any loop helper:
 
-    class Model(LightningModule):
-        def __init__(self):
-            ...
-            self.val_ts_ref = TSRefinement()
+```python
+class Model(LightningModule):
+    def __init__(self):
+        ...
+        self.val_ts_ref = TSRefinement()
 
-        def validation_step(self, batch, batch_idx):
-            x, y = batch
-            self.val_ts_ref.update(self(x), y)
-            self.log("val_ts_ref", self.val_ts_ref)       # computed once per epoch
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.val_ts_ref.update(self(x), y)
+        self.log("val_ts_ref", self.val_ts_ref)       # computed once per epoch
 
-    Trainer(callbacks=[EarlyStopping(monitor="val_ts_ref", mode="min", patience=16),
-                       ModelCheckpoint(monitor="val_ts_ref", mode="min")])
+Trainer(callbacks=[EarlyStopping(monitor="val_ts_ref", mode="min", patience=16),
+                   ModelCheckpoint(monitor="val_ts_ref", mode="min")])
+```
 
 then restore the best checkpoint and fit the temperature on the same validation logits
 (:class:`tabbench.calibration.TemperatureScaling`): refine, then calibrate.
@@ -27,7 +29,8 @@ distributed runs torchmetrics gathers every process's batches (uneven sizes incl
 (the fast paths, equal to :mod:`tabbench.metrics`' definitions). Memory: the validation logits
 of one epoch, which a validation loop produces anyway.
 
-This module is the only one that imports torchmetrics (``pip install -e ".[lightning]"``).
+This module is the only one that imports torchmetrics: it needs the ``torch`` extra
+(``pip install 'tabbench[torch]'``).
 """
 
 from __future__ import annotations
@@ -35,12 +38,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import torch
-from torchmetrics import Metric
-from torchmetrics.utilities import dim_zero_cat
-
 from tabbench._scores import ScoreType, check_score_type
+from tabbench.core.extras import require_extra
 from tabbench.stopping import check_kind, refinement_loss
+
+require_extra("torch", __name__)
+
+import torch  # noqa: E402  (after the check)
+from torchmetrics import Metric  # noqa: E402
+from torchmetrics.utilities import dim_zero_cat  # noqa: E402
 
 __all__ = ["RefinementMetric", "TSRefinement", "TSRefinementBrier"]
 
@@ -48,13 +54,36 @@ __all__ = ["RefinementMetric", "TSRefinement", "TSRefinementBrier"]
 class RefinementMetric(Metric):
     """A refinement loss (lower is better) of all the logits seen since the last reset.
 
-    ``kind``: any of :func:`tabbench.stopping.stopping_kinds` (a refinement kind or any
-    registered stopping metric). ``update(preds, target)``: ``preds`` logits (N, K) or binary
-    margins (N,) (``scores="logits"``), or probabilities (``scores="proba"``); ``target``
-    class codes 0..K−1 (N,). ``compute()`` returns a float32 scalar on the metric's device
-    (float32: every accelerator has it); non-finite logits (a diverged epoch) give NaN, which
+    ``update(preds, target)``: ``preds`` logits (N, K) or binary margins (N,)
+    (``scores="logits"``), or probabilities (``scores="proba"``); ``target`` class codes
+    0..K−1 (N,). ``compute()`` returns a float32 scalar on the metric's device (float32:
+    every accelerator has it); non-finite logits (a diverged epoch) give NaN, which
     Lightning's ``EarlyStopping`` treats as a stop by default (``check_finite``).
-    Other keyword arguments are torchmetrics' (``sync_on_compute``, ``process_group``, ...).
+
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`tabbench.stopping.stopping_kinds` (a refinement kind or any registered
+        stopping metric).
+    scores : {"logits", "proba"}, default "logits"
+        What ``update`` is given.
+    **kwargs
+        torchmetrics' own (``sync_on_compute``, ``process_group``, ...).
+
+    Examples
+    --------
+    Batches accumulate; the loss is computed on all of them at once:
+
+    >>> import torch
+    >>> from tabbench.torch import RefinementMetric
+    >>> _ = torch.manual_seed(0)
+    >>> y = torch.randint(0, 3, (300,))
+    >>> logits = 4.0 * (torch.nn.functional.one_hot(y, 3) + torch.randn(300, 3))
+    >>> metric = RefinementMetric("logloss")
+    >>> for batch in torch.arange(300).split(100):
+    ...     metric.update(logits[batch], y[batch])
+    >>> round(metric.compute().item(), 3)
+    1.475
     """
 
     is_differentiable = False
@@ -70,7 +99,15 @@ class RefinementMetric(Metric):
         self.add_state("target", default=[], dist_reduce_fx="cat")
 
     def update(self, preds: torch.Tensor, target: torch.Tensor) -> None:
-        """Keep one batch of validation outputs and labels (on the metric's device)."""
+        """Keep one batch of validation outputs and labels (on the metric's device).
+
+        Parameters
+        ----------
+        preds : Tensor of shape (n_samples, n_classes) or (n_samples,)
+            Logits or binary margins (or probabilities with ``scores="proba"``).
+        target : Tensor of shape (n_samples,)
+            Class codes 0..K−1.
+        """
         preds, target = torch.as_tensor(preds), torch.as_tensor(target)
         if preds.ndim not in (1, 2) or target.ndim != 1 or preds.shape[0] != target.shape[0]:
             raise ValueError(
@@ -81,7 +118,13 @@ class RefinementMetric(Metric):
         self.target.append(target.detach())
 
     def compute(self) -> torch.Tensor:
-        """The loss of every sample seen (across processes once synced)."""
+        """The loss of every sample seen (across processes once synced).
+
+        Returns
+        -------
+        Tensor
+            A float32 scalar on the metric's device; NaN if any logit is not finite.
+        """
         preds, target = dim_zero_cat(self.preds), dim_zero_cat(self.target)
         if torch.isfinite(preds).all():
             value = refinement_loss(target, preds, self.kind, scores=self.scores)
@@ -92,7 +135,34 @@ class RefinementMetric(Metric):
 
 class TSRefinement(RefinementMetric):
     """TS-refinement (the paper's stopping criterion): validation log loss after temperature
-    scaling fit on the same outputs, with Laplace smoothing (:class:`RefinementMetric`)."""
+    scaling fit on the same outputs, with Laplace smoothing (:class:`RefinementMetric`).
+
+    Parameters
+    ----------
+    scores : {"logits", "proba"}, default "logits"
+        What ``update`` is given.
+    **kwargs
+        torchmetrics' own (``sync_on_compute``, ``process_group``, ...).
+
+    Examples
+    --------
+    Over-confident logits: TS-refinement is the log loss they would have after the best
+    temperature.
+
+    >>> import torch
+    >>> from tabbench.torch import RefinementMetric, TSRefinement
+    >>> _ = torch.manual_seed(0)
+    >>> y = torch.randint(0, 3, (300,))
+    >>> logits = 4.0 * (torch.nn.functional.one_hot(y, 3) + torch.randn(300, 3))
+    >>> ts_ref = TSRefinement()
+    >>> ts_ref.update(logits, y)
+    >>> round(ts_ref.compute().item(), 3)
+    0.813
+    >>> logloss = RefinementMetric("logloss")
+    >>> logloss.update(logits, y)
+    >>> round(logloss.compute().item(), 3)
+    1.475
+    """
 
     def __init__(self, scores: ScoreType = "logits", **kwargs: Any) -> None:
         super().__init__("ts_ref", scores, **kwargs)
@@ -100,7 +170,25 @@ class TSRefinement(RefinementMetric):
 
 class TSRefinementBrier(RefinementMetric):
     """Brier-refinement: the Brier score of that same temperature-scaled output
-    (:class:`RefinementMetric`)."""
+    (:class:`RefinementMetric`).
+
+    Parameters
+    ----------
+    scores : {"logits", "proba"}, default "logits"
+        What ``update`` is given.
+    **kwargs
+        torchmetrics' own (``sync_on_compute``, ``process_group``, ...).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from tabbench.torch import TSRefinementBrier
+    >>> metric = TSRefinementBrier(scores="proba")
+    >>> metric.update(torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]),
+    ...               torch.tensor([0, 1, 1, 0]))
+    >>> round(metric.compute().item(), 3)
+    0.424
+    """
 
     def __init__(self, scores: ScoreType = "logits", **kwargs: Any) -> None:
         super().__init__("ts_ref_brier", scores, **kwargs)

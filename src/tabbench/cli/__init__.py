@@ -13,9 +13,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from tabbench.core.io import UnreadableFileError
-from tabbench.data.errors import DataError
-from tabbench.summary.view import ViewError
+from tabbench.core.extras import MissingExtraError, require_extra
 
 #: modules exposing ``register(subparsers)``; each adds parsers with ``set_defaults(func=...)``
 #: where ``func(args) -> int`` runs the command.
@@ -34,13 +32,43 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tabbench",
         description="Benchmark pipeline for 'Rethinking Early Stopping: Refine, Then Calibrate'.",
     )
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
 
 
+def version_line() -> str:
+    """``tabbench <version>``: the installed distribution's version (its metadata), else the
+    source tree's when it runs uninstalled."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"tabbench {version('tabbench')}"
+    except PackageNotFoundError:
+        import tabbench
+
+        return f"tabbench {tabbench.__version__} (not installed)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The console script. Without the ``pipeline`` extra (``pip install tabbench`` alone) every
+    command says in one line what to install; ``--version`` alone answers all the same."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:
+        print(version_line())
+        return 0
+    try:
+        require_extra("pipeline", "the tabbench command")
+    except MissingExtraError as err:
+        print(f"tabbench: error: {err}", file=sys.stderr)
+        return 1
+    # after the check: these import the pipeline's packages (pandas among them)
+    from tabbench.core.io import UnreadableFileError
+    from tabbench.data.errors import DataError
+    from tabbench.summary.view import ViewError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -12,10 +12,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from tabbench.core.extras import require_extra
 from tabbench.core.layout import failures_path, part_configs, part_failure, runs_file
 from tabbench.core.markdown import MISSING, markdown_table
+
+require_extra("pipeline", __name__)
+
+import pandas as pd  # noqa: E402  (after the check)
 
 FAILURE_COLUMNS = ["model", "dataset", "split", "config", "error_type", "message",
                    "epochs_done"]

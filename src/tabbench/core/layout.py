@@ -57,7 +57,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from tabbench.core.extras import require_extra
+
+require_extra("pipeline", __name__)
+
+import yaml  # noqa: E402  (after the check)
 
 PathLike = str | os.PathLike[str]
 

@@ -9,7 +9,11 @@ import numbers
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import pandas as pd
+from tabbench.core.extras import require_extra
+
+require_extra("pipeline", __name__)
+
+import pandas as pd  # noqa: E402  (after the check)
 
 #: how a missing value (None, NaN, ±inf) is written in a cell
 MISSING = "–"

@@ -4,10 +4,12 @@ A registry (stopping metrics: :mod:`tabbench.metrics.registry`; models:
 :mod:`tabbench.models.registry`) is the set of objects that installed distributions declare in
 one entry-point group. tabbench declares its built-ins in its own ``pyproject.toml`` the same way
 a third-party package declares an extension, so there is one path for both and a user adds a
-metric or a model without forking tabbench::
+metric or a model without forking tabbench:
 
-    [project.entry-points."tabbench.stopping_metrics"]
-    my_metric = "my_package.metrics:MY_METRIC"
+```toml
+[project.entry-points."tabbench.stopping_metrics"]
+my_metric = "my_package.metrics:MY_METRIC"
+```
 
 Errors name the distribution and the entry point, since the person reading them may not know
 which installed package contributed the broken registration: an entry point that fails to
@@ -39,7 +41,25 @@ class RegistrationError(RuntimeError):
 
 
 def check_id(value: object, what: str) -> str:
-    """``value`` if it is a valid id (:data:`ID_PATTERN`), else a ValueError naming ``what``."""
+    """``value`` if it is a valid id (:data:`ID_PATTERN`), else a ValueError naming ``what``.
+
+    Parameters
+    ----------
+    value : object
+        The candidate id.
+    what : str
+        What it is the id of, for the error.
+
+    Returns
+    -------
+    str
+        ``value``.
+
+    Raises
+    ------
+    ValueError
+        When ``value`` is not a lower-case identifier.
+    """
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise ValueError(
             f"{what} must be a lower-case identifier ([a-z][a-z0-9_]*), got {value!r}"
@@ -79,15 +99,32 @@ def load_registrations(
     module defines them (entry-point metadata is unordered: setuptools sorts it), then the
     others sorted by (distribution, id).
 
-    Each entry point must name an instance of ``kind`` whose id (``id_of``) is the entry
-    point's name. ``conflict(obj, loaded)`` may return why ``obj`` clashes with the entries
-    loaded before it (e.g. two metrics with one label). ``eps`` defaults to
-    :func:`group_entry_points`; passing them lets a test load the entry points of a
-    distribution it wrote to a temporary folder.
+    Parameters
+    ----------
+    group : str
+        The entry-point group.
+    kind : type
+        What every entry point must name an instance of.
+    id_of : callable
+        An object's id, which must be its entry point's name.
+    eps : iterable of EntryPoint or None, default None
+        The entry points (None: :func:`group_entry_points`); passing them lets a test load
+        the entry points of a distribution it wrote to a temporary folder.
+    conflict : callable or None, default None
+        ``conflict(obj, loaded)`` may return why ``obj`` clashes with the entries loaded
+        before it (e.g. two metrics with one label).
 
-    Raises :class:`RegistrationError` naming the distribution and entry point on any problem,
-    and when tabbench's own entry points are absent (installed metadata older than the
-    registries, or a source tree that was never installed: ``pip install -e .`` fixes both).
+    Returns
+    -------
+    dict of str to object
+        id -> object, in the order above.
+
+    Raises
+    ------
+    RegistrationError
+        Naming the distribution and entry point on any problem, and when tabbench's own
+        entry points are absent (installed metadata older than the registries, or a source
+        tree that was never installed: ``pip install -e .`` fixes both).
     """
     eps = group_entry_points(group) if eps is None else list(eps)
     home = [ep for ep in eps if distribution_name(ep) == HOME_DISTRIBUTION]
@@ -148,7 +185,18 @@ def _definition_order(ep: EntryPoint) -> tuple[str, int]:
 
 
 def load_object(target: str) -> Any:
-    """The object at ``"package.module:attribute"`` (imported now)."""
+    """The object at ``"package.module:attribute"`` (imported now).
+
+    Parameters
+    ----------
+    target : str
+        ``"package.module:attribute"``.
+
+    Returns
+    -------
+    object
+        The attribute.
+    """
     import importlib
 
     module_name, sep, attr = target.partition(":")

@@ -8,3 +8,7 @@
 - :mod:`~tabbench.data.pipeline`: the file-to-file steps the ``tabbench data`` commands run;
 - :mod:`~tabbench.data.dataset`: the on-disk contract and :func:`load_split_data`.
 """
+
+from tabbench.core.extras import require_extra
+
+require_extra("pipeline", __name__)

@@ -19,3 +19,7 @@ The replay itself (retraining the selected models for their logits) is
 the figures are :mod:`tabbench.plots.diagnostics`. Importing this package imports nothing heavy
 (the workflow reads :mod:`~tabbench.diagnostics.paths` at parse time).
 """
+
+from tabbench.core.extras import require_extra
+
+require_extra("pipeline", __name__)

@@ -352,12 +352,37 @@ def metrics_on_test_batched(
 ) -> dict[str, np.ndarray]:
     """Test metrics (losses.TEST_METRIC_IDS) of E epochs, raw and after post-hoc TS.
 
-    ``beta_E`` (E,) are the inverse temperatures fit on validation at the same epochs and
-    ``n_fit`` = N_val the number of samples they were fit on (Laplace smoothing
-    n/(n+1)·p + 1/((n+1)K), docs/design.md §4). Keys: ``<m>`` and ``<m>_ts`` for m in logloss,
-    brier, error, auroc (= 1 − AUROC, lower is better, like the stopping metric), ece.
     Epochs with non-finite test logits get NaN everywhere; a non-finite or non-positive β
     gives NaN for that epoch's ``*_ts`` metrics.
+
+    Parameters
+    ----------
+    test_logits_ENK : array-like of shape (n_epochs, n_samples, n_classes)
+        The test logits of every epoch.
+    y_test : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+    beta_E : array-like of shape (n_epochs,)
+        The inverse temperatures fit on validation at the same epochs.
+    n_fit : int
+        N_val, the number of samples they were fit on (Laplace smoothing
+        n/(n+1)·p + 1/((n+1)K), docs/design.md §4).
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n_epochs,)
+        ``<m>`` and ``<m>_ts`` for m in logloss, brier, error, auroc (= 1 − AUROC, lower is
+        better, like the stopping metric), ece.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import metrics_on_test_batched
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, size=200)
+    >>> z = 3.0 * (np.eye(2)[y] + rng.normal(size=(200, 2)))
+    >>> out = metrics_on_test_batched(np.stack([z, 2 * z]), y, np.array([0.5, 0.25]), n_fit=100)
+    >>> {m: v.round(3).tolist() for m, v in out.items() if m.startswith("logloss")}  # β·z alike
+    {'logloss': [0.67, 1.163], 'logloss_ts': [0.49, 0.49]}
     """
     z, labels = check_batched(test_logits_ENK, y_test)
     n_epochs = z.shape[0]

@@ -25,6 +25,25 @@ TEST_METRIC_IDS: tuple[str, ...] = ("logloss", "brier", "error", "auroc", "ece")
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """log softmax(z) along the last axis, in float64 (max-shifted: no overflow).
+
+    Parameters
+    ----------
+    logits : array-like of shape (..., n_classes)
+        Logits.
+
+    Returns
+    -------
+    ndarray of the same shape
+        The log-probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import log_softmax
+    >>> log_softmax(np.array([[0.0, 0.0], [1000.0, 0.0]])).round(4).tolist()
+    [[-0.6931, -0.6931], [0.0, -1000.0]]
+    """
     z = np.asarray(logits, dtype=np.float64)
     z = z - z.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
@@ -46,6 +65,25 @@ def log_proba_ranking(logits: np.ndarray) -> np.ndarray:
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
+    """softmax(z) along the last axis, in float64 (through :func:`log_softmax`).
+
+    Parameters
+    ----------
+    logits : array-like of shape (..., n_classes)
+        Logits.
+
+    Returns
+    -------
+    ndarray of the same shape
+        The probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import softmax
+    >>> softmax(np.array([[0.0, np.log(3.0)]])).round(4)
+    array([[0.25, 0.75]])
+    """
     return np.exp(log_softmax(logits))
 
 
@@ -63,6 +101,25 @@ def laplace_smooth(p: np.ndarray, n: int) -> np.ndarray:
 
     Why: a calibrator fit on n points must not output exact zeros, or one unseen mistake costs
     an infinite log loss; this is the posterior mean under one pseudo-count spread over K classes.
+
+    Parameters
+    ----------
+    p : array-like of shape (..., n_classes)
+        Probabilities.
+    n : int
+        The number of samples they were fit on (≥ 1).
+
+    Returns
+    -------
+    ndarray of the same shape
+        The smoothed probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import laplace_smooth
+    >>> laplace_smooth(np.array([[1.0, 0.0]]), n=9)  # 9/10 · p + 1/20
+    array([[0.95, 0.05]])
     """
     p = np.asarray(p, dtype=np.float64)
     if n < 1:
@@ -113,8 +170,12 @@ def smece_proba(p: np.ndarray, y: np.ndarray) -> float:
 
     Why next to :func:`ece_proba`: binned ECE depends on the bin edges and is biased upwards
     for few samples per bin; smECE is a consistent, bin-free estimate of the same top-label
-    miscalibration. relplot is imported here only (it imports seaborn).
+    miscalibration. relplot is imported here only (it imports seaborn), and comes with the
+    ``pipeline`` extra (the diagnostics tables are its only user).
     """
+    from tabbench.core.extras import require_extra
+
+    require_extra("pipeline", "smooth ECE (tabbench.metrics.losses.smece_proba)")
     import relplot
 
     conf, correct = relplot.multiclass_logits_to_confidences(
@@ -151,36 +212,209 @@ def auroc_scores(scores: np.ndarray, y: np.ndarray) -> float:
 
 
 def logloss(logits: np.ndarray, y: np.ndarray) -> float:
-    """Mean negative log-likelihood −log softmax(z)_y."""
+    """Mean negative log-likelihood −log softmax(z)_y.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        Logits, binary problems as K = 2 columns; finite.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+
+    Returns
+    -------
+    float
+        The log loss.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite logits, or labels out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import logloss
+    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
+    >>> y = np.array([0, 1, 0, 0])
+    >>> round(logloss(logits, y), 4)
+    0.3657
+    """
     z, y = check_single(logits, y)
     return float(-np.mean(log_softmax(z)[np.arange(len(y)), y]))
 
 
 def brier(logits: np.ndarray, y: np.ndarray) -> float:
-    """Multiclass Brier score (sum over classes) of softmax(z)."""
+    """Multiclass Brier score (sum over classes) of softmax(z).
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        Logits, binary problems as K = 2 columns; finite.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+
+    Returns
+    -------
+    float
+        Σ_k (p_k − 1[y = k])², averaged over samples (twice scikit-learn's binary
+        ``brier_score_loss``).
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite logits, or labels out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import brier
+    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
+    >>> y = np.array([0, 1, 0, 0])
+    >>> round(brier(logits, y), 4)
+    0.2381
+    """
     z, y = check_single(logits, y)
     return brier_proba(softmax(z), y)
 
 
 def error(logits: np.ndarray, y: np.ndarray) -> float:
-    """Classification error 1 − accuracy of argmax z (ties: first class, as numpy's argmax)."""
+    """Classification error 1 − accuracy of argmax z (ties: first class, as numpy's argmax).
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        Logits, binary problems as K = 2 columns; finite.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+
+    Returns
+    -------
+    float
+        The fraction of samples whose argmax is not their label.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite logits, or labels out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import error
+    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
+    >>> y = np.array([0, 1, 0, 0])
+    >>> round(error(logits, y), 4)
+    0.25
+    """
     z, y = check_single(logits, y)
     return float(np.mean(z.argmax(axis=-1) != y))
 
 
 def auroc(logits: np.ndarray, y: np.ndarray) -> float:
-    """Plain AUROC (higher is better), macro one-vs-rest on softmax probabilities."""
+    """Plain AUROC (higher is better), macro one-vs-rest on softmax probabilities.
+
+    Binary problems: the AUROC of class 1. Classes absent from ``y`` are left out;
+    ties count one half.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        Logits, binary problems as K = 2 columns; finite.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+
+    Returns
+    -------
+    float
+        The AUROC; NaN when ``y`` holds fewer than two classes.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite logits, or labels out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import auroc
+    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
+    >>> y = np.array([0, 1, 0, 0])
+    >>> round(auroc(logits, y), 4)
+    1.0
+    """
     z, y = check_single(logits, y)
     # log-probabilities rank like probabilities but do not saturate at 1.0 in floating point
     return auroc_scores(log_proba_ranking(z), y)
 
 
 def one_minus_auroc(logits: np.ndarray, y: np.ndarray) -> float:
-    """1 − AUROC: the lower-is-better form used as stopping metric ``auroc`` (docs/design.md §4)."""
+    """1 − AUROC: the lower-is-better form used as stopping metric ``auroc`` (docs/design.md
+    §4).
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        Logits, binary problems as K = 2 columns; finite.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+
+    Returns
+    -------
+    float
+        1 − :func:`auroc`.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite logits, or labels out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import one_minus_auroc
+    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
+    >>> y = np.array([0, 1, 0, 0])
+    >>> round(one_minus_auroc(logits, y), 4)
+    0.0
+    """
     return 1.0 - auroc(logits, y)
 
 
 def ece(logits: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:
-    """Top-label ECE of softmax(z) (see :func:`ece_proba`)."""
+    """Top-label ECE of softmax(z), with ``n_bins`` equal-width bins of the confidence.
+
+    Bin b holds confidences in [b/n_bins, (b+1)/n_bins) (the last bin includes 1), like
+    torchmetrics; ECE = Σ_b |Σ_{i∈b} (1[ŷ_i = y_i] − conf_i)| / N, the top label also for
+    binary problems (:func:`ece_proba` on the probabilities).
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        Logits, binary problems as K = 2 columns; finite.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+    n_bins : int, default 15
+        The number of bins.
+
+    Returns
+    -------
+    float
+        The expected calibration error.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite logits, or labels out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import ece
+    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
+    >>> y = np.array([0, 1, 0, 0])
+    >>> round(ece(logits, y), 4)
+    0.2645
+    """
     z, y = check_single(logits, y)
     return ece_proba(softmax(z), y, n_bins)

@@ -2,10 +2,12 @@
 
 Every stopping metric is a :class:`StoppingMetric` declared as an entry point of the group
 ``tabbench.stopping_metrics`` — tabbench's own (:mod:`tabbench.metrics.builtin`, declared in its
-``pyproject.toml``) and any installed package's, e.g.::
+``pyproject.toml``) and any installed package's, e.g.
 
-    [project.entry-points."tabbench.stopping_metrics"]
-    my_ref = "my_package:MY_REF"      # MY_REF = StoppingMetric("my_ref", "My-Ref.", my_batched)
+```toml
+[project.entry-points."tabbench.stopping_metrics"]
+my_ref = "my_package:MY_REF"      # MY_REF = StoppingMetric("my_ref", "My-Ref.", my_batched)
+```
 
 Everything downstream follows from the registry: the recorder writes ``val_<id>`` for every
 entry (:func:`stopping_metrics_batched`), selection selects on each, aggregation reports the
@@ -44,19 +46,49 @@ ReferenceFn = Callable[[np.ndarray, np.ndarray], float]
 class StoppingMetric:
     """One stopping metric: "lower is better" on the validation set, evaluated at every epoch.
 
-    ``id``: the column suffix (``val_<id>``) and the ``stopping`` value of selected rows; a
-    lower-case identifier. ``label``: its name in figures and tables (methods are
-    ``"<label>+TS"``, and ``"<label>"`` if ``raw_method``). ``batched(logits, y)``: float32
-    logits (E, N, K) (binary problems as K = 2) and int64 labels (N,) -> E values, lower is
-    better; it sees only epochs whose logits are all finite. ``reference(logits, y)``: optional
-    single-epoch float64 definition (N, K) -> float, the oracle the tests hold ``batched`` to.
-    ``description``: one line for figure captions. ``raw_method``: also report the raw test
-    metric of this stopping (the paper's "Logloss" next to "Logloss+TS").
-    ``test_counterpart``: the recorded test metric (the suffix of a ``test_*`` column, e.g.
-    ``"logloss_ts"``) that estimates the same quantity out of sample, for the winner's-curse
-    diagnostic (optimism = test − validation at the chosen epoch); None = no such column, no
-    optimism. ``counterpart_is_exact``: False when that column is only the closest recorded
-    one (e.g. isotonic refinement against the test log loss after TS).
+    Parameters
+    ----------
+    id : str
+        The column suffix (``val_<id>``) and the ``stopping`` value of selected rows; a
+        lower-case identifier.
+    label : str
+        Its name in figures and tables (methods are ``"<label>+TS"``, and ``"<label>"`` if
+        ``raw_method``).
+    batched : callable
+        ``batched(logits, y)``: float32 logits (E, N, K) (binary problems as K = 2) and int64
+        labels (N,) -> E values, lower is better; it sees only epochs whose logits are all
+        finite.
+    reference : callable or None, default None
+        ``reference(logits, y)``: the single-epoch float64 definition (N, K) -> float, the
+        oracle the tests hold ``batched`` to.
+    description : str, default ""
+        One line for figure captions.
+    raw_method : bool, default False
+        Also report the raw test metric of this stopping (the paper's "Logloss" next to
+        "Logloss+TS").
+    test_counterpart : str or None, default None
+        The recorded test metric (the suffix of a ``test_*`` column, e.g. ``"logloss_ts"``)
+        that estimates the same quantity out of sample, for the winner's-curse diagnostic
+        (optimism = test − validation at the chosen epoch); None = no such column, no
+        optimism.
+    counterpart_is_exact : bool, default True
+        False when that column is only the closest recorded one (e.g. isotonic refinement
+        against the test log loss after TS).
+
+    Examples
+    --------
+    A metric a package would register under ``tabbench.stopping_metrics``: the top-2 error.
+
+    >>> import numpy as np
+    >>> from tabbench.metrics import StoppingMetric
+    >>> def top2_error(logits, y):  # (E, N, K), (N,) -> (E,)
+    ...     top2 = np.argsort(logits, axis=-1)[..., -2:]
+    ...     return 1.0 - (top2 == y[None, :, None]).any(axis=-1).mean(axis=-1)
+    >>> metric = StoppingMetric("top2_error", "Top-2 error", top2_error)
+    >>> metric.method_name(ts=True)
+    'Top-2 error+TS'
+    >>> metric.batched(np.array([[[3.0, 2.0, 1.0], [1.0, 2.0, 3.0]]]), np.array([1, 0]))
+    array([0.5])
     """
 
     id: str
@@ -83,14 +115,38 @@ class StoppingMetric:
             raise ValueError(f"stopping metric {self.id!r}: reference must be callable or None")
 
     def method_name(self, ts: bool) -> str:
-        """Name of the method "stop on this metric, report the test metric (after TS)"."""
+        """Name of the method "stop on this metric, report the test metric (after TS)".
+
+        Parameters
+        ----------
+        ts : bool
+            After temperature scaling (``"<label>+TS"``) or raw (``"<label>"``).
+
+        Returns
+        -------
+        str
+            The method's name in tables and figures.
+        """
         return f"{self.label}{TS_SUFFIX}" if ts else self.label
 
 
 class Lazy:
     """A function given as ``"module:name"`` and imported on its first call, so that a
     registration does not import its implementation (the registry is read when the workflow
-    parses and when the CLI starts)."""
+    parses and when the CLI starts).
+
+    Parameters
+    ----------
+    target : str
+        ``"module:name"`` of the function.
+
+    Examples
+    --------
+    >>> from tabbench.metrics import Lazy
+    >>> hypot = Lazy("math:hypot")  # nothing imported yet
+    >>> hypot(3.0, 4.0)
+    5.0
+    """
 
     def __init__(self, target: str) -> None:
         if ":" not in target:
@@ -113,7 +169,24 @@ class FusedOutput:
     """``batched`` of a built-in metric: output ``key`` of the fused kernel
     :func:`tabbench.metrics.batched.fused_stopping_metrics`, which computes every built-in
     metric and the TS fit in one pass over the logits. :func:`stopping_metrics_batched` calls
-    the kernel once for all of them; called on its own, this runs the whole kernel."""
+    the kernel once for all of them; called on its own, this runs the whole kernel.
+
+    Parameters
+    ----------
+    key : str
+        The kernel's output (a built-in metric's id, or ``"beta"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import get_stopping_metric
+    >>> batched = get_stopping_metric("ts_ref").batched
+    >>> batched
+    FusedOutput(key='ts_ref')
+    >>> logits = np.array([[[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]]], dtype=np.float32)
+    >>> batched(logits, np.array([0, 1, 0, 0])).round(4)
+    array([0.3948])
+    """
 
     key: str
 
@@ -138,17 +211,65 @@ def _registry() -> Mapping[str, StoppingMetric]:
 
 
 def get_stopping_metrics() -> Mapping[str, StoppingMetric]:
-    """id -> :class:`StoppingMetric` of every registered stopping metric (module doc: order)."""
+    """id -> :class:`StoppingMetric` of every registered stopping metric (module doc: order).
+
+    Returns
+    -------
+    Mapping of str to StoppingMetric
+        Read-only, in registry order.
+
+    Examples
+    --------
+    >>> from tabbench.metrics import get_stopping_metrics
+    >>> {m.id: m.label for m in get_stopping_metrics().values()}  # the built-ins
+    {'logloss': 'Logloss', 'brier': 'Brier', 'error': 'Accuracy', 'auroc': 'AUROC',
+     'ts_ref': 'TS-Ref.', 'ts_ref_brier': 'Brier-Ref.', 'ts_ref_cv5': 'TS-Ref.-5CV',
+     'ir_ref': 'IR-Ref.'}
+    """
     return _registry()
 
 
 def stopping_metric_ids() -> tuple[str, ...]:
-    """The registered ids in registry order: the ``val_<id>`` columns of every runs file."""
+    """The registered ids in registry order: the ``val_<id>`` columns of every runs file.
+
+    Returns
+    -------
+    tuple of str
+        The ids.
+
+    Examples
+    --------
+    >>> from tabbench.metrics import stopping_metric_ids
+    >>> stopping_metric_ids()  # the built-ins
+    ('logloss', 'brier', 'error', 'auroc', 'ts_ref', 'ts_ref_brier', 'ts_ref_cv5', 'ir_ref')
+    """
     return tuple(_registry())
 
 
 def get_stopping_metric(metric_id: str) -> StoppingMetric:
-    """The registered stopping metric ``metric_id``; a clear error if there is none."""
+    """The registered stopping metric ``metric_id``; a clear error if there is none.
+
+    Parameters
+    ----------
+    metric_id : str
+        A registered id.
+
+    Returns
+    -------
+    StoppingMetric
+        Its registration.
+
+    Raises
+    ------
+    ValueError
+        Naming the registered ids, when ``metric_id`` is none of them.
+
+    Examples
+    --------
+    >>> from tabbench.metrics import get_stopping_metric
+    >>> get_stopping_metric("ts_ref").label
+    'TS-Ref.'
+    """
     try:
         return _registry()[metric_id]
     except KeyError:
@@ -158,7 +279,17 @@ def get_stopping_metric(metric_id: str) -> StoppingMetric:
 
 
 def reload_registry() -> None:
-    """Forget the loaded registry (the next use reads the entry points again)."""
+    """Forget the loaded registry (the next use reads the entry points again), e.g. after
+    installing a package that registers a metric into the running interpreter.
+
+    Examples
+    --------
+    >>> from tabbench.metrics.registry import reload_registry, stopping_metric_ids
+    >>> before = stopping_metric_ids()
+    >>> reload_registry()
+    >>> stopping_metric_ids() == before  # nothing was installed in between
+    True
+    """
     _registry.cache_clear()
 
 
@@ -175,9 +306,37 @@ def stopping_metrics_batched(
     (the recorder only passes those). A third-party ``batched`` that returns anything but E
     values is an error naming the metric.
 
-    ``only``: the metric ids to compute (the re-stop's missing columns,
-    :mod:`tabbench.study.restop`);
-    the fused kernel, and so ``beta``, only when a built-in is among them.
+    Parameters
+    ----------
+    logits_ENK : array-like of shape (n_epochs, n_samples, n_classes)
+        The validation logits of every epoch.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+    beta0 : float, array-like of shape (n_epochs,) or None, default None
+        The fused kernel's warm start of the TS fit.
+    only : collection of str or None, default None
+        The metric ids to compute (the re-stop's missing columns,
+        :mod:`tabbench.study.restop`); the fused kernel, and so ``beta``, runs only when a
+        built-in is among them.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n_epochs,)
+        Every (requested) metric id, and ``beta``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import stopping_metrics_batched
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, size=200)
+    >>> z = np.eye(2)[y] + rng.normal(size=(200, 2))
+    >>> out = stopping_metrics_batched(np.stack([z, 4 * z]), y)  # two epochs
+    >>> sorted(out)
+    ['auroc', 'beta', 'brier', 'error', 'ir_ref', 'logloss', 'ts_ref', 'ts_ref_brier',
+     'ts_ref_cv5']
+    >>> {m: out[m].round(3).tolist() for m in ("logloss", "ts_ref", "beta")}
+    {'logloss': [0.476, 0.826], 'ts_ref': [0.475, 0.475], 'beta': [1.061, 0.265]}
     """
     # numpy kernels load on the first computation: reading the registry stays light
     from tabbench.metrics._checks import check_batched
@@ -225,9 +384,37 @@ def stopping_metrics_batched(
 
 
 def stopping_metrics(logits: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """The single-epoch reference value of every registered metric that has one (logits
-    (N, K), float64). Raises ValueError on NaN/inf logits (:func:`stopping_metrics_batched`
-    gives NaN instead). Single-class ``y`` gives ``auroc`` = NaN."""
+    """The single-epoch reference value of every registered metric that has one (float64).
+    Single-class ``y`` gives ``auroc`` = NaN.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        Logits, binary problems as K = 2 columns.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+
+    Returns
+    -------
+    dict of str to float
+        Metric id -> value.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite logits (:func:`stopping_metrics_batched` gives NaN instead).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import stopping_metrics
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, size=200)
+    >>> z = 4.0 * (np.eye(2)[y] + rng.normal(size=(200, 2)))
+    >>> {m: round(v, 3) for m, v in stopping_metrics(z, y).items()}
+    {'logloss': 0.826, 'brier': 0.383, 'error': 0.22, 'auroc': 0.157, 'ts_ref': 0.475,
+     'ts_ref_brier': 0.316, 'ts_ref_cv5': 0.489, 'ir_ref': 0.433}
+    """
     # numpy kernels load on the first computation: reading the registry stays light
     from tabbench.metrics._checks import check_single
 

@@ -52,8 +52,32 @@ def fit_temperature_batched(
 ) -> np.ndarray:
     """Inverse temperatures β (E,) of E epochs of logits (E, N, K), fit at once.
 
-    ``beta0`` (scalar or (E,)): optional warm start, e.g. the previous chunk's last β.
     Epochs with non-finite logits get β = NaN (never an exception).
+
+    Parameters
+    ----------
+    logits_ENK : array-like of shape (n_epochs, n_samples, n_classes)
+        The logits of every epoch on the same samples.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+    beta0 : float, array-like of shape (n_epochs,) or None, default None
+        A warm start, e.g. the previous chunk's last β.
+
+    Returns
+    -------
+    ndarray of shape (n_epochs,)
+        β of every epoch, as :func:`fit_temperature` would fit it on each.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import fit_temperature_batched
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, size=200)
+    >>> z = np.eye(2)[y] + rng.normal(size=(200, 2))
+    >>> epochs = np.stack([z, 3.0 * z, np.full_like(z, np.nan)])  # the last one diverged
+    >>> fit_temperature_batched(epochs, y).round(3)  # 3z needs a third of z's β
+    array([1.061, 0.354,   nan])
     """
     z, labels = check_batched(logits_ENK, y)
     out = np.empty(z.shape[0])
@@ -70,7 +94,38 @@ def fit_temperature_batched(
 
 
 def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
-    """Inverse temperature β of one set of logits (N, K). Raises ValueError on NaN/inf."""
+    """Inverse temperature β of one set of logits (N, K): the β minimising the log loss of
+    softmax(β z) (exact: the paper's bisection result to ~1e-7).
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        Logits, binary problems as K = 2 columns.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+
+    Returns
+    -------
+    float
+        β = 1/T; > 1 sharpens, < 1 softens.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite logits, or labels out of range.
+
+    Examples
+    --------
+    Logits three times too confident are scaled back by β ≈ 1/3:
+
+    >>> import numpy as np
+    >>> from tabbench.metrics import fit_temperature
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=(5000, 3))
+    >>> y = np.array([rng.choice(3, p=p) for p in np.exp(z) / np.exp(z).sum(1, keepdims=True)])
+    >>> round(fit_temperature(3.0 * z, y), 2)
+    0.34
+    """
     z, labels = check_single(logits, y)
     b, _ = fit_log_beta_prepared(prepare(z[None], labels))
     return float(np.exp(b[0]))
@@ -78,7 +133,32 @@ def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
 
 def fit_temperature_bisection(logits: np.ndarray, y: np.ndarray, n_steps: int = 30) -> float:
     """The paper's algorithm (App. E), in plain float64: bisection on the sign of dNLL/dβ over
-    b ∈ [−16, 16]. Slow; kept as the reference the fast solver is tested against."""
+    b = log β ∈ [−16, 16]. Slow; kept as the reference the fast solver is tested against.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_samples, n_classes)
+        Logits, binary problems as K = 2 columns.
+    y : array-like of shape (n_samples,)
+        Class codes 0..K−1.
+    n_steps : int, default 30
+        Bisection steps.
+
+    Returns
+    -------
+    float
+        β = 1/T.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tabbench.metrics import fit_temperature, fit_temperature_bisection
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, size=300)
+    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(300, 3)))
+    >>> abs(fit_temperature_bisection(logits, y) - fit_temperature(logits, y)) < 1e-6
+    True
+    """
     z, labels = check_single(logits, y)
     zy = z[np.arange(len(labels)), labels]
     lo, hi = -LOG_BETA_BOUND, LOG_BETA_BOUND

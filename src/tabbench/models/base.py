@@ -67,7 +67,23 @@ class Trainer(Protocol):
     def train(
         self, params: Mapping[str, Any], data: SplitData, ctx: TrainContext
     ) -> Iterator[EpochChunk]:
-        """Train one config for ``ctx.n_epochs`` epochs, yielding logits for every epoch."""
+        """Train one config for ``ctx.n_epochs`` epochs, yielding logits for every epoch.
+
+        Parameters
+        ----------
+        params : Mapping of str to object
+            The config (one draw of the model's search space).
+        data : SplitData
+            The split's train, validation and test parts (each trainer fits its own
+            preprocessing on ``X_train``).
+        ctx : TrainContext
+            Seed, number of epochs, threads and device of the job.
+
+        Yields
+        ------
+        EpochChunk
+            The validation and test logits of consecutive epochs.
+        """
         ...
 
 

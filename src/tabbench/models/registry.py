@@ -2,10 +2,12 @@
 
 A model is a :class:`ModelSpec` declared as an entry point of the group ``tabbench.models`` —
 tabbench's own (:mod:`tabbench.models.builtin`, declared in its ``pyproject.toml``) and any
-installed package's::
+installed package's:
 
-    [project.entry-points."tabbench.models"]
-    lightgbm = "my_package.registration:LIGHTGBM"
+```toml
+[project.entry-points."tabbench.models"]
+lightgbm = "my_package.registration:LIGHTGBM"
+```
 
 The spec names its trainer and its search space as ``"module:attribute"`` / module strings,
 imported only when that model is asked for: reading the registry (the workflow does so when it
@@ -45,8 +47,17 @@ class TrainerOption:
     (docs/deviations.md). Passed as ``get_trainer(model, <name>=value)``; from the workflow
     config key ``<model>_<name>`` and the ``tabbench train`` flag ``--<model>-<name>`` (dashes).
 
-    ``check(value)`` returns the value to use or raises ValueError saying what is allowed; it
-    must accept ``default`` (None may mean "off", e.g. no cap).
+    Parameters
+    ----------
+    name : str
+        The option's name (a lower-case identifier).
+    default : object
+        Its value unless a run sets it; None may mean "off" (e.g. no cap).
+    check : callable
+        ``check(value)`` returns the value to use or raises ValueError saying what is
+        allowed; it must accept ``default``.
+    help : str, default ""
+        One line for the CLI's and the configuration reference's help.
     """
 
     name: str
@@ -65,13 +76,40 @@ class TrainerOption:
 
     @staticmethod
     def cli_text(value: Any) -> str:
-        """How a value is written after the CLI flag (None as ``none``, a null spelling)."""
+        """How a value is written after the CLI flag (None as ``none``, a null spelling).
+
+        Parameters
+        ----------
+        value : object
+            The option's value.
+
+        Returns
+        -------
+        str
+            Its text on the command line.
+        """
         return "none" if value is None else str(value)
 
     def parse(self, value: Any) -> Any:
         """The option's value from config.yaml, ``--config`` or the CLI flag: text is read as a
         YAML scalar (``1000`` is an int, a null spelling is None, as everywhere in the config),
-        then :attr:`check` decides. Raises ValueError saying what is allowed."""
+        then :attr:`check` decides.
+
+        Parameters
+        ----------
+        value : object
+            The value as given (text from the CLI or ``--config``).
+
+        Returns
+        -------
+        object
+            The value to use.
+
+        Raises
+        ------
+        ValueError
+            Saying what is allowed.
+        """
         if isinstance(value, str):
 
             value = None if is_null(value) else yaml.safe_load(value)
@@ -82,17 +120,33 @@ class TrainerOption:
 class ModelSpec:
     """One model family.
 
-    ``trainer``: ``"module:Class"`` of a :class:`tabbench.models.base.Trainer` (or the class
-    itself), built as ``Class(**options)``. ``search_space``: the module (name, or the module)
-    with ``DEFAULT_CONFIG`` (config 0) and ``suggest(trial)`` (configs 1..n).
-    ``epochs_keys``: the ``epochs`` config keys of config 0 and of configs ≥ 1 — the same key
-    when every config trains equally long (XGBoost: ``xgboost_default`` 100 and
-    ``xgboost_tuned`` 1000 rounds, paper App. G.5). ``paper_epochs``: every key's value under
-    the paper's protocol, which every preset uses unless it names the key. ``network``: trained
-    with PyTorch, so its jobs get ``device`` and claim a GPU under ``device: cuda``.
-    ``label``: its name in figures (default: ``name``). ``options``: its trainer options.
-    ``epoch_name``: what one of its epochs is called in figures and logs (``"boosting round"``
-    for boosted trees; default ``"epoch"``).
+    Parameters
+    ----------
+    name : str
+        The model's name: a lower-case identifier (config values, paths, CLI flags).
+    trainer : str or callable
+        ``"module:Class"`` of a :class:`tabbench.models.base.Trainer` (or the class itself),
+        built as ``Class(**options)``.
+    search_space : str or module
+        The module (name, or the module) with ``DEFAULT_CONFIG`` (config 0) and
+        ``suggest(trial)`` (configs 1..n).
+    epochs_keys : tuple of (str, str)
+        The ``epochs`` config keys of config 0 and of configs ≥ 1 — the same key when every
+        config trains equally long (XGBoost: ``xgboost_default`` 100 and ``xgboost_tuned``
+        1000 rounds, paper App. G.5).
+    paper_epochs : Mapping of str to int
+        Every key's value under the paper's protocol, which every preset uses unless it names
+        the key.
+    network : bool, default False
+        Trained with PyTorch, so its jobs get ``device`` and claim a GPU under
+        ``device: cuda``.
+    label : str, default ""
+        Its name in figures (empty: ``name``).
+    options : tuple of TrainerOption, default ()
+        Its trainer options.
+    epoch_name : str, default "epoch"
+        What one of its epochs is called in figures and logs (``"boosting round"`` for
+        boosted trees).
     """
 
     name: str
@@ -130,7 +184,18 @@ class ModelSpec:
             object.__setattr__(self, "label", self.name)
 
     def epochs_key(self, config_id: int) -> str:
-        """The ``epochs`` key that sets how long ``config_id`` trains."""
+        """The ``epochs`` key that sets how long ``config_id`` trains.
+
+        Parameters
+        ----------
+        config_id : int
+            0 (the default config) or a sampled config's id.
+
+        Returns
+        -------
+        str
+            One of :attr:`epochs_keys`.
+        """
         return self.epochs_keys[0] if int(config_id) == 0 else self.epochs_keys[1]
 
     def option(self, name: str) -> TrainerOption:
@@ -184,7 +249,23 @@ def model_label(model: str) -> str:
 
 
 def get_model(name: str) -> ModelSpec:
-    """The registered model ``name``; a clear error naming the registered ones otherwise."""
+    """The registered model ``name``; a clear error naming the registered ones otherwise.
+
+    Parameters
+    ----------
+    name : str
+        A registered model's name.
+
+    Returns
+    -------
+    ModelSpec
+        Its registration.
+
+    Raises
+    ------
+    ValueError
+        Naming the registered models, when ``name`` is none of them.
+    """
     try:
         return _registry()[name]
     except KeyError:

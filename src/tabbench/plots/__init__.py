@@ -15,7 +15,10 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
+from tabbench.core.extras import require_extra
 from tabbench.metrics.registry import get_stopping_metrics
+
+require_extra("pipeline", __name__)
 
 #: figure stem (file name without extension) -> "module:function" drawing it
 FIGURES: dict[str, str] = {

@@ -5,5 +5,9 @@ path of the publishing machine: ``machine_paths``) and embedded in a Markdown pa
 (``page_tables``).
 
 The top of the library: it may use every package below it, and only the command-line layer
-uses it. Importing the package imports none of its modules.
+uses it. It needs the ``pipeline`` extra, checked here.
 """
+
+from tabbench.core.extras import require_extra
+
+require_extra("pipeline", __name__)

@@ -8,6 +8,11 @@ torch-free config modules (``tabbench.models``), never the reverse. Config ids
 model, config id) only, so a config never depends on job order (docs/design.md §2, §5).
 """
 
-from tabbench.search.sampling import get_space, sample_config, stable_seed
+from tabbench.core.extras import require_extra
+
+require_extra("pipeline", __name__)
+
+# after the check: without the extra, importing this package says what to install
+from tabbench.search.sampling import get_space, sample_config, stable_seed  # noqa: E402
 
 __all__ = ["get_space", "sample_config", "stable_seed"]

@@ -1,3 +1,7 @@
 """The configuration: every key once with its default, effect, CLI flag and help
 (:mod:`~tabbench.settings.table`), and the reference page generated from it
 (:mod:`~tabbench.settings.reference`)."""
+
+from tabbench.core.extras import require_extra
+
+require_extra("pipeline", __name__)

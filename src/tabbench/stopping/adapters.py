@@ -37,6 +37,26 @@ class RefinementScorer:
     Why ``decision_function`` first: a :class:`tabbench.calibration.TemperatureScaledClassifier`
     returns its scaled logits there, unsmoothed, whose refinement is the model's own (another
     temperature absorbs its β), while its ``predict_proba`` is Laplace-smoothed.
+
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`stopping_kinds`.
+    response_method : str or sequence of str, default ("decision_function", "predict_proba")
+        The estimator's outputs to score, the first it has.
+    clip : float or None, default None
+        How probabilities 0 and 1 are read (:func:`tabbench.calibration.proba_to_logits`).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from tabbench.stopping import RefinementScorer
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> model = LogisticRegression().fit(X[:200], y[:200])
+    >>> scorer = RefinementScorer("ts_ref")
+    >>> round(scorer(model, X[200:], y[200:]), 3)  # −TS-refinement of the held-out part
+    -0.215
     """
 
     def __init__(self, kind: str = "ts_ref",
@@ -74,15 +94,40 @@ def refinement_scorer(kind: str = "ts_ref",
     """A scorer for tuning on refinement: ``scoring=refinement_scorer()`` in ``GridSearchCV``,
     ``RandomizedSearchCV``, ``HalvingRandomSearchCV``, ``cross_validate``, ...
 
-    Example::
+    The value is −loss (greater is better, like ``neg_log_loss``). See
+    :class:`RefinementScorer` for how scores are read.
 
-        search = GridSearchCV(TemperatureScaledClassifier(XGBClassifier()),
-                              {"estimator__max_depth": [2, 4, 6]},
-                              scoring=refinement_scorer("ts_ref"))
-        search.fit(X, y)   # best_params_: the lowest cross-validated TS-refinement
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`stopping_kinds`.
+    response_method : str or sequence of str, default ("decision_function", "predict_proba")
+        The estimator's outputs to score, the first it has.
+    clip : float or None, default None
+        How probabilities 0 and 1 are read (:func:`tabbench.calibration.proba_to_logits`).
 
-    The value is −loss (greater is better, like ``neg_log_loss``); ``kind``: any of
-    :func:`stopping_kinds`. See :class:`RefinementScorer` for how scores are read.
+    Returns
+    -------
+    RefinementScorer
+        The scorer, for ``scoring=``.
+
+    Examples
+    --------
+    Tune the regularisation of a temperature-scaled model on cross-validated TS-refinement:
+
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from tabbench.calibration import TemperatureScaledClassifier
+    >>> from tabbench.stopping import refinement_scorer
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = TemperatureScaledClassifier(LogisticRegression(), cv=0.25, random_state=0)
+    >>> search = GridSearchCV(model, {"estimator__C": [0.001, 1.0]}, cv=3,
+    ...                       scoring=refinement_scorer("ts_ref")).fit(X, y)
+    >>> search.best_params_
+    {'estimator__C': 1.0}
+    >>> round(float(-search.best_score_), 3)  # the lowest cross-validated TS-refinement
+    0.404
     """
     return RefinementScorer(kind, response_method, clip)
 
@@ -104,6 +149,26 @@ class XGBoostMetric:
     as "higher is better" (:data:`XGBOOST_MAXIMISED_PREFIXES`), which no built-in kind does:
     a registered metric named so is called ``"min_<kind>"``. The early stopping uses the
     *last* eval set and the *last* metric.
+
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`stopping_kinds`.
+    scores : {"proba", "logits"}, default "proba"
+        What XGBoost passes: probabilities with its built-in objectives, margins with a
+        custom one.
+
+    Examples
+    --------
+    What XGBoost calls after each round, on the validation labels and probabilities:
+
+    >>> import numpy as np
+    >>> from tabbench.stopping import XGBoostMetric
+    >>> metric = XGBoostMetric("ts_ref")
+    >>> metric.__name__  # the key of evals_result()
+    'ts_ref'
+    >>> round(metric(np.array([0, 1, 1, 0]), np.array([0.2, 0.7, 0.9, 0.6])), 3)
+    0.398
     """
 
     def __init__(self, kind: str = "ts_ref", scores: ScoreType = "proba") -> None:
@@ -125,20 +190,39 @@ class XGBoostMetric:
 def xgboost_metric(kind: str = "ts_ref", scores: ScoreType = "proba") -> XGBoostMetric:
     """A refinement loss for ``XGBClassifier(eval_metric=..., early_stopping_rounds=...)``.
 
-    Example::
-
-        clf = XGBClassifier(n_estimators=1000, early_stopping_rounds=50,
-                            eval_metric=xgboost_metric("ts_ref"))
-        clf.fit(X_train, y_train, eval_set=[(X_val, y_val)])
-        clf.best_iteration          # the round of minimal validation TS-refinement
-        clf.predict_proba(X_test)   # uses rounds 0..best_iteration, as with any eval_metric
-
     With XGBoost's built-in objectives the scikit-learn API passes probabilities (binary:
     P(class 1), (N,); multiclass: (N, K)), hence ``scores="proba"``; with a custom objective it
     passes raw margins: use ``scores="logits"``. Non-finite predictions (a diverged model)
     give NaN, which never counts as an improvement. XGBoost records a custom metric's value
     with 6 decimals (its ``%f`` log format), so rounds within 5e-7 of each other tie and the
     earlier one is kept.
+
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`stopping_kinds`.
+    scores : {"proba", "logits"}, default "proba"
+        What XGBoost passes: probabilities with its built-in objectives, margins with a
+        custom one.
+
+    Returns
+    -------
+    XGBoostMetric
+        The metric, for ``eval_metric=``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from xgboost import XGBClassifier
+    >>> from tabbench.stopping import xgboost_metric
+    >>> X, y = make_classification(n_samples=1000, random_state=0)
+    >>> clf = XGBClassifier(n_estimators=300, learning_rate=0.3, early_stopping_rounds=20,
+    ...                     eval_metric=xgboost_metric("ts_ref"), n_jobs=1)
+    >>> clf = clf.fit(X[:700], y[:700], eval_set=[(X[700:], y[700:])], verbose=False)
+    >>> clf.best_iteration < 300  # the round of minimal validation TS-refinement
+    True
+    >>> clf.predict_proba(X[:1]).shape  # uses rounds 0..best_iteration, as any eval_metric
+    (1, 2)
     """
     return XGBoostMetric(kind, scores)
 
@@ -149,6 +233,25 @@ class LightGBMMetric:
     Scikit-learn API: ``metric(y_true, y_pred, weight)`` -> ``(kind, value, False)`` (False:
     lower is better). Native API (``lgb.train(feval=metric)``): ``metric(preds, dataset)``,
     recognised by the ``lightgbm.Dataset`` in second place.
+
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`stopping_kinds`.
+    scores : {"proba", "logits"}, default "proba"
+        What LightGBM passes: probabilities with its built-in objectives, raw scores with a
+        custom one.
+
+    Examples
+    --------
+    What LightGBM's scikit-learn API calls after each round:
+
+    >>> import numpy as np
+    >>> from tabbench.stopping import LightGBMMetric
+    >>> name, value, higher_is_better = LightGBMMetric("ts_ref")(
+    ...     np.array([0, 1, 1, 0]), np.array([0.2, 0.7, 0.9, 0.6]))
+    >>> name, round(value, 3), higher_is_better
+    ('ts_ref', 0.398, False)
     """
 
     def __init__(self, kind: str = "ts_ref", scores: ScoreType = "proba") -> None:
@@ -172,18 +275,36 @@ def lightgbm_metric(kind: str = "ts_ref", scores: ScoreType = "proba") -> LightG
     """A refinement loss for LightGBM's ``eval_metric`` (scikit-learn API) or ``feval``
     (``lgb.train``), for its early stopping.
 
-    Example::
-
-        clf = LGBMClassifier(n_estimators=1000, metric="None")
-        clf.fit(X_train, y_train, eval_set=[(X_val, y_val)],
-                eval_metric=lightgbm_metric("ts_ref"),
-                callbacks=[lightgbm.early_stopping(50)])
-        clf.best_iteration_         # 1-based, as LightGBM counts
-
     ``metric="None"`` matters: LightGBM also evaluates the objective's own metric
     (``binary_logloss``) and ``early_stopping`` stops as soon as *any* metric stops improving.
     Predictions are probabilities with LightGBM's built-in objectives (``scores="proba"``),
     raw scores with a custom objective (``scores="logits"``). Non-finite predictions give NaN.
+
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`stopping_kinds`.
+    scores : {"proba", "logits"}, default "proba"
+        What LightGBM passes: probabilities with its built-in objectives, raw scores with a
+        custom one.
+
+    Returns
+    -------
+    LightGBMMetric
+        The metric, for ``eval_metric=`` or ``feval=``.
+
+    Examples
+    --------
+    >>> import lightgbm
+    >>> from sklearn.datasets import make_classification
+    >>> from tabbench.stopping import lightgbm_metric
+    >>> X, y = make_classification(n_samples=1000, random_state=0)
+    >>> clf = lightgbm.LGBMClassifier(n_estimators=300, metric="None", n_jobs=1, verbose=-1)
+    >>> clf = clf.fit(X[:700], y[:700], eval_set=[(X[700:], y[700:])],
+    ...               eval_metric=lightgbm_metric("ts_ref"),
+    ...               callbacks=[lightgbm.early_stopping(20, verbose=False)])
+    >>> 1 <= clf.best_iteration_ < 300  # 1-based, as LightGBM counts
+    True
     """
     return LightGBMMetric(kind, scores)
 
@@ -197,6 +318,24 @@ class CatBoostMetric:
     ``MultiClass`` (with ``MultiClassOneVsAll`` they are per-class log-odds, scored as if they
     were softmax logits). A refinement loss is not a sum over samples, so ``evaluate`` returns
     the loss itself with weight 1 (CatBoost evaluates the whole set in one call).
+
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`stopping_kinds`.
+
+    Examples
+    --------
+    What CatBoost calls after each round, on the validation labels and raw scores (binary:
+    one array of log-odds):
+
+    >>> import numpy as np
+    >>> from tabbench.stopping import CatBoostMetric
+    >>> metric = CatBoostMetric("ts_ref")
+    >>> error, weight = metric.evaluate([np.array([-1.4, 0.8, 2.2, 0.4])],
+    ...                                 np.array([0, 1, 1, 0]), None)
+    >>> round(metric.get_final_error(error, weight), 3), metric.is_max_optimal()
+    (0.4, False)
     """
 
     def __init__(self, kind: str = "ts_ref") -> None:
@@ -228,14 +367,34 @@ def catboost_metric(kind: str = "ts_ref") -> CatBoostMetric:
     """A refinement loss as CatBoost's ``eval_metric`` (early stopping and
     ``use_best_model=True`` select the round that minimises it).
 
-    Example::
-
-        clf = CatBoostClassifier(iterations=1000, eval_metric=catboost_metric("ts_ref"),
-                                 early_stopping_rounds=50, use_best_model=True)
-        clf.fit(X_train, y_train, eval_set=(X_val, y_val))
-
     CatBoost evaluates Python metrics in Python, on the training set too (its learn-set
     metric), and warns once when numba is not installed to compile them; neither changes
     the result.
+
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`stopping_kinds`.
+
+    Returns
+    -------
+    CatBoostMetric
+        The metric, for ``eval_metric=``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from catboost import CatBoostClassifier
+    >>> from sklearn.datasets import make_classification
+    >>> from tabbench.stopping import catboost_metric
+    >>> X, y = make_classification(n_samples=1000, random_state=0)
+    >>> clf = CatBoostClassifier(iterations=200, eval_metric=catboost_metric("ts_ref"),
+    ...                          early_stopping_rounds=20, use_best_model=True,
+    ...                          thread_count=1, verbose=False, allow_writing_files=False)
+    >>> with warnings.catch_warnings():  # numba missing: Python metrics are not compiled
+    ...     warnings.simplefilter("ignore")
+    ...     clf = clf.fit(X[:700], y[:700], eval_set=(X[700:], y[700:]))
+    >>> clf.get_best_iteration() < 200
+    True
     """
     return CatBoostMetric(kind)

@@ -20,25 +20,66 @@ class EarlyStopping:
     Call :meth:`step` once per epoch with that epoch's validation logits and labels (and,
     optionally, the model state to keep); it returns True once ``patience`` epochs in a row
     have not improved the best loss by more than ``min_delta``. Then restore
-    :attr:`best_state` and temperature-scale the model on the same validation set::
+    :attr:`best_state` and temperature-scale the model on the same validation set. In a
+    PyTorch loop:
 
-        stopper = EarlyStopping("ts_ref", patience=16)
-        for epoch in range(max_epochs):
-            train_one_epoch(model)
-            with torch.no_grad():
-                val_logits = model(X_val)
-            if stopper.step(val_logits, y_val, state=model.state_dict()):
-                break
-        model.load_state_dict(stopper.best_state)
+    ```python
+    stopper = EarlyStopping("ts_ref", patience=16)
+    for epoch in range(max_epochs):
+        train_one_epoch(model)
+        with torch.no_grad():
+            val_logits = model(X_val)
+        if stopper.step(val_logits, y_val, state=model.state_dict()):
+            break
+    model.load_state_dict(stopper.best_state)
+    ```
 
-    Attributes: ``history`` (loss per step; NaN for non-finite logits, which never count as
-    an improvement), ``best_epoch`` (0-based index of the best step; None before any finite
-    loss), ``best_score`` (+inf before), ``best_state`` (a deep copy of the ``state`` passed
-    at the best step: a ``state_dict`` holds references to the live parameters, so it is
-    copied, on its device), ``stopped``.
-    ``kind``: any of :func:`stopping_kinds`; ``"logloss"`` (plain validation log loss) is the
-    classic criterion, for comparisons. ``scores="proba"`` when the loop produces
-    probabilities.
+    Parameters
+    ----------
+    kind : str, default "ts_ref"
+        Any of :func:`stopping_kinds`; ``"logloss"`` (plain validation log loss) is the
+        classic criterion, for comparisons.
+    patience : int, default 10
+        Steps in a row without improvement after which :meth:`step` returns True.
+    min_delta : float, default 0.0
+        The improvement over the best loss that counts as one.
+    scores : {"logits", "proba"}, default "logits"
+        What the loop passes to :meth:`step`; ``"proba"`` for probabilities.
+
+    Attributes
+    ----------
+    history : list of float
+        The loss of every step; NaN for non-finite logits, which never count as an
+        improvement.
+    best_epoch : int or None
+        0-based index of the best step; None before any finite loss.
+    best_score : float
+        The best loss; +inf before any finite loss.
+    best_state : object
+        A deep copy of the ``state`` passed at the best step (a ``state_dict`` holds
+        references to the live parameters, so it is copied, on its device).
+    stopped : bool
+        Whether the last :meth:`step` returned True.
+
+    Examples
+    --------
+    Validation logits of a model that ranks ever better but grows over-confident from the
+    third epoch on: log loss stops early, refinement does not.
+
+    >>> import numpy as np
+    >>> from tabbench.stopping import EarlyStopping
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, size=300)
+    >>> noise = rng.normal(size=(300, 2))
+    >>> stoppers = {kind: EarlyStopping(kind, patience=3) for kind in ("logloss", "ts_ref")}
+    >>> for epoch in range(12):
+    ...     signal, scale = 0.3 * (epoch + 1), 1.0 + max(0, epoch - 2) ** 2
+    ...     logits = scale * (signal * np.eye(2)[y] + noise)
+    ...     for stopper in stoppers.values():
+    ...         if not stopper.stopped:
+    ...             _ = stopper.step(logits, y, state=epoch)
+    >>> {kind: stopper.best_state for kind, stopper in stoppers.items()}  # the best epochs
+    {'logloss': 3, 'ts_ref': 11}
     """
 
     def __init__(
@@ -66,7 +107,22 @@ class EarlyStopping:
         self._since_best = 0
 
     def step(self, val_logits: Any, y_val: Any, state: Any = None) -> bool:
-        """Score one epoch; True = stop now (``patience`` steps without improvement)."""
+        """Score one epoch; True = stop now (``patience`` steps without improvement).
+
+        Parameters
+        ----------
+        val_logits : array-like or tensor of shape (n_samples, n_classes) or (n_samples,)
+            The epoch's validation outputs (logits, or probabilities with ``scores="proba"``).
+        y_val : array-like or tensor of shape (n_samples,)
+            Class codes 0..K−1.
+        state : object, optional
+            What to keep if this step is the best (e.g. ``model.state_dict()``); deep-copied.
+
+        Returns
+        -------
+        bool
+            True once ``patience`` steps in a row have not improved the best loss.
+        """
         score = self._scorer(y_val, val_logits, strict=False)
         self.history.append(score)
         if score < self.best_score - self.min_delta:  # False for NaN

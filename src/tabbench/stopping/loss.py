@@ -52,13 +52,53 @@ REFINEMENT_KINDS: tuple[str, ...] = ("ts_ref", "ts_ref_brier", "ts_ref_cv5", "ir
 
 def stopping_kinds() -> tuple[str, ...]:
     """Every accepted ``kind``: the refinement kinds, then the other registered stopping
-    metrics in registry order (reading the registry imports no numerical kernel)."""
+    metrics in registry order (reading the registry imports no numerical kernel).
+
+    Returns
+    -------
+    tuple of str
+        The kinds :func:`refinement_loss` and the adapters accept.
+
+    Examples
+    --------
+    >>> from tabbench.stopping import stopping_kinds
+    >>> stopping_kinds()[:4]  # the refinement kinds come first
+    ('ts_ref', 'ts_ref_brier', 'ts_ref_cv5', 'ir_ref')
+    >>> "logloss" in stopping_kinds()  # plain validation log loss, for comparisons
+    True
+    """
 
     return REFINEMENT_KINDS + tuple(m for m in stopping_metric_ids() if m not in REFINEMENT_KINDS)
 
 
 def check_kind(kind: str) -> str:
-    """``kind`` if it is a refinement kind or a registered stopping metric, else ValueError."""
+    """``kind`` if it is a refinement kind or a registered stopping metric, else ValueError.
+
+    Parameters
+    ----------
+    kind : str
+        The name to check.
+
+    Returns
+    -------
+    str
+        ``kind``.
+
+    Raises
+    ------
+    ValueError
+        Naming the allowed kinds, when ``kind`` is none of :func:`stopping_kinds`.
+
+    Examples
+    --------
+    >>> from tabbench.stopping import check_kind
+    >>> check_kind("ts_ref")
+    'ts_ref'
+    >>> check_kind("ts-ref")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown kind 'ts-ref'; allowed: ts_ref, ts_ref_brier, ts_ref_cv5, ir_ref, ...
+    """
     if kind in REFINEMENT_KINDS:
         return kind
     allowed = stopping_kinds()
@@ -204,16 +244,50 @@ def refinement_loss(
 ) -> float:
     """Refinement loss of one set of scores (lower is better).
 
-    y_true: (N,) class codes 0..K−1 (ints, or floats holding ints).
-    y_score: with ``scores="logits"`` (default), logits (N, K) or binary margins (N,) = z₁ − z₀
-    (a ``decision_function``); with ``scores="proba"``, probabilities (N, K) or (N,) = P(class 1)
-    (a ``predict_proba``; they are turned into logits by a log, which temperature scaling
-    cannot tell from the model's own logits — see :func:`tabbench.calibration.proba_to_logits`
-    for p = 0 and p = 1). The type is explicit because 0.3 is a fine logit and a fine
-    probability. Numpy arrays, lists and tensors (PyTorch, on any device) are accepted.
-    kind: one of :func:`stopping_kinds` (a refinement kind, or any registered stopping metric).
     Equals ``tabbench.metrics.<kind>(logits, y_true)`` (a registered metric's ``reference``).
+    Numpy arrays, lists and tensors (PyTorch, on any device) are accepted.
 
-    Raises ValueError on non-finite scores, labels out of range, or an unknown ``kind``.
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Class codes 0..K−1 (ints, or floats holding ints).
+    y_score : array-like of shape (n_samples, n_classes) or (n_samples,)
+        With ``scores="logits"``, logits (N, K) or binary margins (N,) = z₁ − z₀ (a
+        ``decision_function``); with ``scores="proba"``, probabilities (N, K) or (N,) =
+        P(class 1) (a ``predict_proba``; they are turned into logits by a log, which
+        temperature scaling cannot tell from the model's own logits — see
+        :func:`tabbench.calibration.proba_to_logits` for p = 0 and p = 1).
+    kind : str, default "ts_ref"
+        One of :func:`stopping_kinds` (a refinement kind, or any registered stopping metric).
+    scores : {"logits", "proba"}, default "logits"
+        What ``y_score`` holds; explicit because 0.3 is a fine logit and a fine probability.
+
+    Returns
+    -------
+    float
+        The loss.
+
+    Raises
+    ------
+    ValueError
+        On non-finite scores, labels out of range, or an unknown ``kind``.
+
+    Examples
+    --------
+    Over-confident logits: their log loss is high, their refinement (the log loss left after
+    the best temperature) is not.
+
+    >>> import numpy as np
+    >>> from tabbench.stopping import refinement_loss
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, size=400)
+    >>> logits = 5.0 * (np.eye(2)[y] + rng.normal(size=(400, 2)))
+    >>> round(refinement_loss(y, logits, kind="logloss"), 3)
+    0.897
+    >>> round(refinement_loss(y, logits), 3)
+    0.445
+    >>> round(refinement_loss(y, np.exp(logits[:, 1]) / np.exp(logits).sum(1),
+    ...                       scores="proba"), 3)  # P(class 1): the same loss
+    0.445
     """
     return Scorer(kind, scores)(y_true, y_score)

@@ -2,3 +2,7 @@
 its loop: ``train_job``; its part folder: ``parts``; its signals and progress lines), what a job
 keeps for re-stopping and the re-stop itself, retrying failed configs, and how far a study is
 (``status``, over ``cost_model``)."""
+
+from tabbench.core.extras import require_extra
+
+require_extra("pipeline", __name__)

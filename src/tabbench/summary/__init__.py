@@ -2,9 +2,13 @@
 (``select``, under the stopping rules of ``stopping_rules``), how two methods are compared
 (``comparisons``), the summary tables (``tables``, ``markdown``, ``view``), the paper's claims
 (``claims/``), the stopping rules' cost and quality (``rule_summary``), the Fig. 1 curve
-(``curve``), all written into ``results/summary/`` by ``aggregate``.
+(``curve``), all written into ``results/summary/`` by ``aggregate`` (docs/design.md §7).
 
 It reads the per-epoch records and selected files only: never the data folder, never a
-figure. Importing the package imports none of its modules (each is imported where used, so
-a rule file that needs one name does not pay for pandas' whole summary stack).
+figure. It needs the ``pipeline`` extra (pandas, pyarrow), checked here so that a light
+install says which extra to add instead of failing deep inside a module.
 """
+
+from tabbench.core.extras import require_extra
+
+require_extra("pipeline", __name__)
