@@ -237,8 +237,8 @@ def _hand_built_ranks() -> pd.DataFrame:
         for stopping, v in (("ts_ref", 0.9), ("logloss", 1.0), ("error", 1.2)):
             row = {c: 1.0 for c in TEST_COLUMNS}
             row.update(model="mlp", regime="default", dataset=f"d{i}", split=0, config=0,
-                       epoch=1, val=0.0, n_candidates=1, n_skipped=0, beta=1.0,
-                       fit_seconds=1.0, params="{}", n_train=640, n_val=160, n_test=200,
+                       epoch=1, val=0.0, val_ts_ref=0.0, n_candidates=1, n_skipped=0,
+                       beta=1.0, fit_seconds=1.0, params="{}", n_train=640, n_val=160, n_test=200,
                        n_classes=2, n_rows=20_000, stopping=stopping,
                        test_logloss_ts=v + 0.001 * i,
                    rule="best", patience=None, stop_epoch=1, epochs_trained=1,

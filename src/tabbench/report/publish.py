@@ -49,7 +49,7 @@ from tabbench.core.provenance import code_commit
 from tabbench.report.study_description import DESCRIPTION_FILE
 from tabbench.settings.run_config import folder_settings
 from tabbench.study.status import StatusError, study_status
-from tabbench.summary.select import write_selected
+from tabbench.summary.select import lacks_columns, write_selected
 
 #: the default size budget of a published copy (what a repository can carry)
 MAX_BYTES = 30 * 2**20
@@ -135,15 +135,18 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
 
 def _other_rules(pair, patience: object) -> bool:
     """Whether ``pair``'s selected file holds other stopping rules than the folder's setting
-    asks for while its runs are there: the summary then selected it again in memory
-    (:func:`tabbench.report.results_folder.collect_selected`), and so does the copy."""
+    asks for, or lacks a column selection has gained since
+    (:data:`tabbench.summary.select.LATER_COLUMNS`), while its runs are there: the summary then
+    selected it again in memory (:func:`tabbench.report.results_folder.collect_selected`), and
+    so does the copy."""
     from tabbench.summary.aggregate import load_selected
     from tabbench.summary.stopping_rules import rule_choices, selected_choices
 
     if not pair.runs:
         return False
-    held = set(selected_choices(load_selected([pair.selected])))
-    return held != set(rule_choices(pair.model, patience))
+    cached = load_selected([pair.selected])
+    return (set(selected_choices(cached)) != set(rule_choices(pair.model, patience))
+            or lacks_columns(cached))
 
 
 def progress(results: PathLike) -> dict:

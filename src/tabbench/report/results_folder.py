@@ -48,7 +48,7 @@ from tabbench.summary.aggregate import (
     write_summary,
 )
 from tabbench.summary.comparisons import ROPE_PERCENT
-from tabbench.summary.select import SELECTED_COLUMNS, select_files
+from tabbench.summary.select import SELECTED_COLUMNS, lacks_columns, select_files
 from tabbench.summary.stopping_rules import rule_choices, selected_choices, with_rule_columns
 from tabbench.summary.view import view_from_config
 
@@ -96,7 +96,8 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     recomputed) pairs. ``patience``: the stopping rules' setting
     (:func:`tabbench.summary.stopping_rules.patiences_for`; :data:`FOLDER` = the folder's). A
     cached selected file that holds other rules than the setting asks for is selected again
-    from its runs (a redraw with other patiences retrains nothing); without runs (a published
+    from its runs (a redraw with other patiences retrains nothing), and so is one written before
+    a column of :data:`tabbench.summary.select.LATER_COLUMNS` existed; without runs (a published
     copy) it is used as it is."""
 
     settings = folder_settings(results)
@@ -108,8 +109,9 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     frames = []
     for p in list(reuse):
         cached = load_selected([p.selected])
-        if p.runs and set(selected_choices(cached)) != set(rule_choices(p.model, patience)):
-            reuse.remove(p)  # other rules than asked for: selected again below
+        if p.runs and (set(selected_choices(cached)) != set(rule_choices(p.model, patience))
+                       or lacks_columns(cached)):
+            reuse.remove(p)  # other rules than asked for, or older columns: selected again
         else:
             frames.append(cached)
     redo = [p for p in pairs if p not in reuse and p.runs]
