@@ -33,8 +33,9 @@ the Fig. 1 analogue its summary chooses, the summary computed again from all sel
 (:func:`tabbench.diagnostics.tables.merged`), the datasets' class balance both summaries kept
 (``heterogeneity.parquet``: a copy has no data folder to read it from), the provenance of both
 (versions that differ are listed as mixed: :func:`tabbench.core.provenance.merged_provenance`)
-and a ``PUBLISHED.json`` whose ``sources`` keep each study folder's own manifest: where it came from, with which code, and how
-far its study was (a copy merged before contributes its sources, so the list stays flat).
+and a ``PUBLISHED.json`` whose ``sources`` keep each study folder's own manifest: where it
+came from, with which code, and how far its study was (a copy merged before contributes its
+sources, so the list stays flat).
 """
 
 from __future__ import annotations
