@@ -61,7 +61,8 @@ def fig_refining_gain(summary: dict, out_dir: str | Path) -> dict:
         head = ("When refining pays: TS-Ref.+TS vs Logloss+TS on test and on validation "
                 f"(large datasets, ≥ {int(meta['large_rows']):,} rows)")
         if threshold is not None and rule.get("hit_rate") is not None:
-            head += (f"\nrule: validation gain ≥ −{threshold:.2g} % → expect |test gain| ≤ "
+            edge = "0" if threshold == 0 else f"−{threshold:.2g}"
+            head += (f"\nrule: validation gain ≥ {edge} % → expect |test gain| ≤ "
                      f"{rope:g} %; right out of sample on {rule['hit_rate']:.0f} % vs "
                      f"{rule['base_rate']:.0f} % ignoring validation ({rule['verdict']})")
         fig.suptitle(head)
