@@ -98,3 +98,21 @@ def test_the_rule_is_a_claims_row_that_renders():
     text = claims_markdown(pd.DataFrame([row], columns=CLAIM_COLUMNS), 10_000, 1.0)
     assert "hit 100 % vs 67 %" in text and "**reproduced**" in text
     assert row["median"] == pytest.approx(100.0)
+
+
+def test_the_page_text_says_the_rule_its_hit_rates_and_why_a_verdict_stays_open():
+    from tabbench.summary.heterogeneity_fit import fit_table
+    from tabbench.summary.heterogeneity_text import heterogeneity_markdown
+
+    table = _many(15, informative=True).assign(n_classes=2)
+    for predictor in ("val_gain_bound", "epoch_gap", "beta_logloss", "learnability",
+                      "minority_share", "n_rows"):
+        table[predictor] = table["val_gain"]
+    r = judge_rule(table, rope=1.0)
+    text = heterogeneity_markdown(fit_table(table, n_boot=50), r.as_meta())
+    assert f"at most {r.threshold:.2g} % on validation" in text
+    assert "right on 100 % of the cells" in text and "right on 67 %" in text
+    assert "Verdict: **reproduced**" in text and "all (pooled)" in text
+    table.loc[0, "val_gain"] = np.nan
+    unknown = heterogeneity_markdown(fit_table(table, n_boot=50), judge_rule(table).as_meta())
+    assert "unknown on 1 more large cells" in unknown and "**inconclusive**" in unknown
