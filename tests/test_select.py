@@ -247,7 +247,7 @@ def test_every_row_keeps_the_validation_ts_refinement_of_its_own_choice():
 
 def test_a_cached_selection_without_the_later_columns_is_selected_again_where_runs_are(
         tmp_path):
-    """A selected file written before val_ts_ref was kept is selected again from its runs (for
+    """A selected file without val_ts_ref is selected again from its runs (for
     the summary, and for a published copy); without runs it is used as it is."""
     import os
     import shutil

@@ -83,7 +83,7 @@ def test_uninformative_validation_gains_cannot_tell():
 def test_too_few_datasets_or_unknown_validation_gains_are_inconclusive():
     assert judge_rule(_many(4, informative=True), rope=1.0).verdict == INCONCLUSIVE
     table = _many(15, informative=True)
-    table.loc[0, "val_gain"] = np.nan  # a selected file that predates val_ts_ref
+    table.loc[0, "val_gain"] = np.nan  # a selected file without val_ts_ref
     r = judge_rule(table, rope=1.0)
     assert r.n_unknown == 1 and r.n == 14 and r.verdict == INCONCLUSIVE
     small = _many(15, informative=True).assign(large=False)

@@ -135,8 +135,8 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
 
 def _other_rules(pair, patience: object) -> bool:
     """Whether ``pair``'s selected file holds other stopping rules than the folder's setting
-    asks for, or lacks a column selection has gained since
-    (:data:`tabbench.summary.select.LATER_COLUMNS`), while its runs are there: the summary then
+    asks for, or lacks a column of :data:`tabbench.summary.select.LATER_COLUMNS`, while its
+    runs are there: the summary then
     selected it again in memory (:func:`tabbench.report.results_folder.collect_selected`), and
     so does the copy."""
     from tabbench.summary.aggregate import load_selected

@@ -97,8 +97,8 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     recomputed) pairs. ``patience``: the stopping rules' setting
     (:func:`tabbench.summary.stopping_rules.patiences_for`; :data:`FOLDER` = the folder's). A
     cached selected file that holds other rules than the setting asks for is selected again
-    from its runs (a redraw with other patiences retrains nothing), and so is one written before
-    a column of :data:`tabbench.summary.select.LATER_COLUMNS` existed; without runs (a published
+    from its runs (a redraw with other patiences retrains nothing), and so is one that lacks a
+    column of :data:`tabbench.summary.select.LATER_COLUMNS`; without runs (a published
     copy) it is used as it is."""
 
     settings = folder_settings(results)
@@ -112,7 +112,7 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
         cached = load_selected([p.selected])
         if p.runs and (set(selected_choices(cached)) != set(rule_choices(p.model, patience))
                        or lacks_columns(cached)):
-            reuse.remove(p)  # other rules than asked for, or older columns: selected again
+            reuse.remove(p)  # other rules than asked for, or a column missing: selected again
         else:
             frames.append(cached)
     redo = [p for p in pairs if p not in reuse and p.runs]

@@ -14,7 +14,7 @@ with a test gain:
   (config, epoch) TS-Ref. chose against that of the one logloss chose, averaged over splits
   then the ratio (:func:`tabbench.summary.comparisons.dataset_differences`). ≤ 0 by construction
   (TS-Ref. minimises ``val_ts_ref`` over every candidate logloss had). From the selected rows'
-  ``val_ts_ref`` column; a selected file written before it existed gives it only where both
+  ``val_ts_ref`` column; a selected file without that column gives it only where both
   metrics chose the same (config, epoch) on every split (the value is then TS-Ref.'s own), else
   NaN;
 * ``val_gain_bound`` — the same against the validation logloss *without* TS at logloss's

@@ -71,7 +71,7 @@ def rule_markdown(rule: Mapping[str, Any] | None) -> str:
             f", difference {_signed(rule['diff_low'])} to {_signed(rule['diff_high'])} points "
             "(95 % bootstrap interval over datasets)")
     unknown = (f" The validation gain is unknown on {rule['n_unknown']} more large cells with "
-               "a test gain (selected files written before they kept `val_ts_ref`), so the "
+               "a test gain (selected files without `val_ts_ref`), so the "
                "cells judged are not a sample of all: the verdict stays *inconclusive*."
                if rule.get("n_unknown") else "")
     return (f"Rule: *if TS-Ref. stopping gains at most {x:.2g} % on validation over logloss "

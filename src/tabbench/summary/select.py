@@ -96,8 +96,8 @@ SELECTED_COLUMNS: tuple[str, ...] = (
     + SIZE_COLUMNS
     + ("n_rows", "epochs_trained", "epochs_recorded", "oracle_logloss_ts")
 )
-#: columns a selection gained after the stopping rules: a cached selected file without one of
-#: them is selected again from its runs where they are there (:func:`lacks_columns`)
+#: selected columns a cached file may lack (one selected by a tabbench that did not write them):
+#: such a file is selected again from its runs where they are there (:func:`lacks_columns`)
 LATER_COLUMNS: tuple[str, ...] = (VAL_AT_CHOICE,)
 #: a selected row's key within one (model, dataset)
 SELECTED_KEY: tuple[str, ...] = ("split", "regime", "stopping", "rule", "patience")
@@ -293,8 +293,9 @@ def select_table(table: pa.Table | pd.DataFrame,
 
 
 def lacks_columns(selected: pd.DataFrame) -> bool:
-    """Whether ``selected`` (a cached selected file's rows) was written before one of
-    :data:`LATER_COLUMNS` existed: its pair is then selected again where its runs are there."""
+    """Whether ``selected`` (a cached selected file's rows) lacks one of :data:`LATER_COLUMNS`
+    (selected by a tabbench that did not write it): its pair is then selected again where its
+    runs are there."""
     return len(selected) > 0 and any(c not in selected.columns for c in LATER_COLUMNS)
 
 

@@ -19,7 +19,7 @@ Declared before any test gain was looked at:
   (held-out datasets resampled, seeded) above 0; *not reproduced* ("validation cannot tell")
   when it does not beat it at all; otherwise, with fewer than
   :data:`tabbench.summary.comparisons.N_MIN` datasets, or where ``val_gain`` is unknown on a
-  large cell that has a test gain (selected files written before they kept ``val_ts_ref``: the
+  large cell that has a test gain (selected files without ``val_ts_ref``: the
   cells left are those where both metrics chose alike, not a sample of the others),
   *inconclusive*.
 
