@@ -23,9 +23,9 @@ def sel_rows(rows: list[dict]) -> pd.DataFrame:
     out = []
     for r in rows:
         row = {c: 1.0 for c in TEST_COLUMNS}
-        row.update(model="mlp", regime="default", config=0, epoch=1, val=0.0, n_candidates=1,
-                   n_skipped=0, beta=1.0, fit_seconds=1.0, params="{}", n_train=640, n_val=160,
-                   n_test=200, n_classes=2, n_rows=1000,
+        row.update(model="mlp", regime="default", config=0, epoch=1, val=0.0, val_ts_ref=0.0,
+                   n_candidates=1, n_skipped=0, beta=1.0, fit_seconds=1.0, params="{}",
+                   n_train=640, n_val=160, n_test=200, n_classes=2, n_rows=1000,
                    rule="best", patience=None, stop_epoch=1, epochs_trained=1,
                    epochs_recorded=1, oracle_logloss_ts=1.0)
         row.update(r)

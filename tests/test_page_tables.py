@@ -240,8 +240,8 @@ def _headline_selected(gain_percent: float, n_datasets: int = 6) -> pd.DataFrame
                                  ("ts_ref", 1 - (gain_percent + 0.02 * i) / 100)):
             row = dict.fromkeys(TEST_COLUMNS, 1.0)
             row.update(model="mlp", regime="default", dataset=f"d{i}", split=0, config=0,
-                       epoch=1, val=0.0, n_candidates=1, n_skipped=0, beta=1.0,
-                       fit_seconds=1.0, params="{}", n_train=640, n_val=160, n_test=200,
+                       epoch=1, val=0.0, val_ts_ref=0.0, n_candidates=1, n_skipped=0,
+                       beta=1.0, fit_seconds=1.0, params="{}", n_train=640, n_val=160, n_test=200,
                        n_classes=2, n_rows=20_000, stopping=stopping,
                        test_logloss_ts=0.5 * factor,
                    rule="best", patience=None, stop_epoch=1, epochs_trained=1,

@@ -237,8 +237,8 @@ def _hand_built_ranks() -> pd.DataFrame:
         for stopping, v in (("ts_ref", 0.9), ("logloss", 1.0), ("error", 1.2)):
             row = {c: 1.0 for c in TEST_COLUMNS}
             row.update(model="mlp", regime="default", dataset=f"d{i}", split=0, config=0,
-                       epoch=1, val=0.0, n_candidates=1, n_skipped=0, beta=1.0,
-                       fit_seconds=1.0, params="{}", n_train=640, n_val=160, n_test=200,
+                       epoch=1, val=0.0, val_ts_ref=0.0, n_candidates=1, n_skipped=0,
+                       beta=1.0, fit_seconds=1.0, params="{}", n_train=640, n_val=160, n_test=200,
                        n_classes=2, n_rows=20_000, stopping=stopping,
                        test_logloss_ts=v + 0.001 * i,
                    rule="best", patience=None, stop_epoch=1, epochs_trained=1,
@@ -370,3 +370,20 @@ def test_no_figure_title_runs_into_its_panels(drawn, tmp_path, monkeypatch):
                                      ("xgboost", "mlp", "realmlp", "lightgbm")])},
                 tmp_path / "tall")
     assert overlaps == {}
+
+
+def test_the_refining_gain_figure_draws_the_table_and_the_rules_threshold(drawn):
+    """figH_refining_gain: one point per (model, large dataset) and regime with both gains, at
+    the heterogeneity table's values, and the rule's threshold as a line at −X."""
+    summary, figs, _ = drawn
+    res = figs["figH_refining_gain"]
+    table = summary["heterogeneity"]
+    want = table[table["large"] & table["val_gain"].notna() & table["test_gain"].notna()]
+    assert len(want) > 0
+    got = {(p["regime"], p["model"], d): (v, t) for p in res["points"]
+           for d, v, t in zip(p["datasets"], p["val_gain"], p["test_gain"], strict=True)}
+    assert set(got) == set(zip(want["regime"], want["model"], want["dataset"], strict=True))
+    for r in want.itertuples():
+        assert got[(r.regime, r.model, r.dataset)] == pytest.approx((r.val_gain, r.test_gain))
+    threshold = summary["meta"]["validation_rule"]["threshold"]
+    assert threshold is not None and res["threshold_lines"] == [-threshold] * 2

@@ -64,7 +64,8 @@ def test_the_merged_copy_gives_what_one_folder_of_all_pairs_gives(folders, tmp_p
     manifest = merge_published(first, tmp_path / "second", tmp_path / "merged")
     merged = tmp_path / "merged"
     want, got = read_summary(whole / "summary"), read_summary(merged / "summary")
-    for key in ("relative", "summary", "ranks", "claims", "best_epochs", "curve", "dataset_means"):
+    for key in ("relative", "summary", "ranks", "claims", "best_epochs", "curve", "dataset_means",
+                "heterogeneity", "heterogeneity_fit"):
         pd.testing.assert_frame_equal(got[key], want[key], obj=key)
     assert got["claims_markdown"] == want["claims_markdown"]
     for key in ("n_runs_files", "versions", "mixed_versions", "failures", "curve_run"):

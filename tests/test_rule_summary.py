@@ -27,7 +27,8 @@ def _row(dataset: str, split: int, stopping: str, rule: str, patience: int | Non
          oracle: float = 0.4, regime: str = "default") -> dict:
     row = dict.fromkeys(TEST_COLUMNS, 1.0)
     row.update(model="xgboost", regime=regime, dataset=dataset, split=split, config=0, epoch=1,
-               val=0.0, n_candidates=1, n_skipped=0, beta=1.0, fit_seconds=1.0, params="{}",
+               val=0.0, val_ts_ref=0.0, n_candidates=1, n_skipped=0, beta=1.0, fit_seconds=1.0,
+               params="{}",
                n_train=12_800, n_val=3_200, n_test=4_000, n_classes=2, n_rows=20_000,
                stopping=stopping, rule=rule, patience=patience, stop_epoch=trained,
                epochs_trained=trained, epochs_recorded=recorded, oracle_logloss_ts=oracle,

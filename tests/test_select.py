@@ -228,3 +228,47 @@ def test_cli_select_takes_the_models_patiences(tmp_path):
     assert cli.main(["select", "--runs", str(run), "--out", str(out)]) == 0
     defaults = pd.read_parquet(out)  # the records are an MLP's: its default patiences
     assert set(defaults["patience"].dropna()) == {8, 16, 32}
+
+
+def test_every_row_keeps_the_validation_ts_refinement_of_its_own_choice():
+    """Logloss's row carries val_ts_ref at the (config, epoch) logloss chose, not at TS-Ref.'s:
+    how much refining gains on validation is then known from the selected rows alone."""
+    df = records({0: [3.0, 2.0, 1.0, 1.5], 1: [0.5, 0.9]}, metric="logloss")
+    df[val_column("ts_ref")] = [0.9, 0.7, 0.8, 0.6, 0.95, 0.85]
+    sel = select_table(df)
+    ll_default, ts_default = pick(sel, "default", "logloss"), pick(sel, "default", "ts_ref")
+    assert (ll_default["epoch"], ll_default["val_ts_ref"]) == (3, 0.8)
+    assert (ts_default["epoch"], ts_default["val_ts_ref"]) == (4, 0.6)
+    assert ts_default["val_ts_ref"] == ts_default["val"]
+    ll_tuned = pick(sel, "tuned", "logloss")
+    assert (ll_tuned["config"], ll_tuned["epoch"], ll_tuned["val_ts_ref"]) == (1, 1, 0.95)
+    assert ll_tuned["val_ts_ref"] >= pick(sel, "tuned", "ts_ref")["val"]
+
+
+def test_a_cached_selection_without_the_later_columns_is_selected_again_where_runs_are(
+        tmp_path):
+    """A selected file without val_ts_ref is selected again from its runs (for
+    the summary, and for a published copy); without runs it is used as it is."""
+    import os
+    import shutil
+
+    from fixtures.synthetic import write_synthetic_results
+
+    from tabbench.report.results_folder import collect_selected
+    from tabbench.summary.select import lacks_columns
+
+    results = tmp_path / "results"
+    runs = write_synthetic_results(results, [SyntheticDataset("toy", 1_200, 2)], ["xgboost"],
+                                   n_splits=1, n_configs=2, epochs={"xgboost": (6, 6)})
+    selected = results / "selected" / "xgboost" / "toy.parquet"
+    old = write_selected(runs, selected).drop(columns="val_ts_ref")
+    old.to_parquet(selected, index=False)
+    later = runs[0].stat().st_mtime + 10
+    os.utime(selected, (later, later))  # fresh: newer than its runs
+    assert lacks_columns(old) and not lacks_columns(select_files(runs))
+    sel, counts = collect_selected(results, jobs=1)
+    assert (counts["reused"], counts["recomputed"]) == (0, 1)
+    assert sel["val_ts_ref"].notna().all()
+    shutil.rmtree(results / "runs")  # a published copy: its files as they are
+    sel, counts = collect_selected(results, jobs=1)
+    assert counts["reused"] == 1 and "val_ts_ref" not in sel

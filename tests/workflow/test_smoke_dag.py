@@ -19,6 +19,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 
+import numpy as np
 import pandas as pd
 import pytest
 from fixtures.browser import browser_or_skip, title_box
@@ -268,3 +269,45 @@ def test_the_stopping_rules_are_selected_claimed_and_drawn(smoke_run):
     html = (results / "report.html").read_text()
     for stem in ("figR_compute_quality", "figR_regret_by_rule"):
         assert f"{stem}.png" in html, stem
+
+
+def _choice(runs: pd.DataFrame, column: str) -> pd.Series:
+    """The (config, epoch) row a stopping metric picks from one split's records, written out
+    as a loop would: per config its first epoch of least ``column``, then the config whose value
+    is least (the lowest id on a tie)."""
+    best = None
+    for _, rows in sorted(runs.groupby("config"), key=lambda kv: kv[0]):
+        rows = rows.sort_values("epoch")
+        finite = rows[np.isfinite(rows[column])]
+        if finite.empty:
+            continue
+        row = finite.loc[finite[column].idxmin()]
+        if best is None or row[column] < best[column]:
+            best = row
+    return best
+
+
+def test_the_validation_gain_is_what_the_runs_files_give(smoke_run):
+    """summary/heterogeneity.parquet's val_gain equals a recomputation from the runs files:
+    the validation TS-refinement at the (config, epoch) TS-Ref. chooses against that at the one
+    logloss chooses, each averaged over the splits, then the ratio; test_gain the same with the
+    test logloss after TS."""
+    ws, _ = smoke_run
+    results = ws.root / "results"
+    table = pd.read_parquet(results / "summary" / "heterogeneity.parquet")
+    fit = pd.read_parquet(results / "summary" / "heterogeneity_fit.parquet")
+    assert set(fit["model"]) == {*MODELS, "all"} and (fit["n"] > 0).any()
+    assert len(table) == len(MODELS) * len(DATASETS) * 2  # default and tuned
+    for r in table.itertuples():
+        sums = np.zeros(4)
+        for path in sorted((results / "runs" / r.model / r.dataset).glob("split*.parquet")):
+            runs = pd.read_parquet(path)
+            runs = runs[(runs["config"] == 0) if r.regime == "default" else runs["config"] > 0]
+            refined, plain = _choice(runs, "val_ts_ref"), _choice(runs, "val_logloss")
+            sums += [refined["val_ts_ref"], plain["val_ts_ref"],
+                     refined["test_logloss_ts"], plain["test_logloss_ts"]]
+        want_val = 100 * (sums[0] / sums[1] - 1)
+        want_test = float(np.clip(100 * (sums[2] / sums[3] - 1), -100, 100))  # as claims clip
+        assert r.val_gain == pytest.approx(want_val, rel=1e-9, abs=1e-12), r
+        assert r.test_gain == pytest.approx(want_test, rel=1e-9, abs=1e-12), r
+        assert r.val_gain <= 0

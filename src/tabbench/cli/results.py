@@ -59,7 +59,7 @@ def _figures(args: argparse.Namespace) -> int:
 
     redraw = Redraw(args.large_rows, args.rope, _view_settings(args), args.patience)
     timing = regenerate(args.results, args.out, redraw, args.jobs, args.reselect,
-                        figures_dir=args.figures_dir)
+                        figures_dir=args.figures_dir, data=args.data)
     print(json.dumps({k: round(v, 2) if isinstance(v, float) else v
                       for k, v in timing.items()}))
     return 0
@@ -231,6 +231,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")
+    p.add_argument("--data", type=Path, default=None, metavar="DIR",
+                   help="with --results: the data folder whose class counts give the "
+                        "datasets' class balance (summary/heterogeneity.parquet); default: "
+                        "the results folder's own, else what its last summary kept")
     _add_patience_option(p)
     p.set_defaults(func=_figures)
 

@@ -33,6 +33,7 @@ FIGURES: dict[str, str] = {
     "figD_declared_comparisons": "declared:fig_declared",
     "figR_compute_quality": "rules:fig_compute_quality",
     "figR_regret_by_rule": "rules:fig_regret",
+    "figH_refining_gain": "heterogeneity:fig_refining_gain",
 }
 FIGURE_STEMS: tuple[str, ...] = tuple(FIGURES)
 

@@ -23,6 +23,9 @@ one study with a second folder beside it (docs/reproduction_large.md) keeps both
   (the diagnostics' ``regret_summary``, computed from the complete pairs' runs files);
 * ``rope``: the paper's headline claim judged again at several regions of practical
   equivalence, beside the folder's own: how much of its verdict is the ROPE's;
+* ``heterogeneity``: when refining pays: each validation-only predictor's rank correlation with
+  the headline's per-dataset test gain, per model and pooled, and the validation rule judged
+  leaving one dataset out (:mod:`tabbench.summary.heterogeneity_text`);
 * ``stopping_rules``: per model, regime and stopping rule (the whole run; patience p), whether
   TS-Ref.+TS beats Logloss+TS under that rule and the median fraction of epochs each method
   trains (:func:`tabbench.summary.rule_summary.rules_answer`, what ``tabbench stopping-rules``
@@ -51,6 +54,7 @@ from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.results_folder import collect_selected, summary_frames
 from tabbench.study.status import hours_text
 from tabbench.summary.claims import CLAIMS, check_claims, reproduction_table
+from tabbench.summary.heterogeneity_text import heterogeneity_markdown
 from tabbench.summary.markdown import rank_table_lines
 from tabbench.summary.methods import BASELINE
 from tabbench.summary.rule_summary import answer_markdown, paper_claims, rules_answer
@@ -454,4 +458,6 @@ TABLES: dict[str, Callable[[PageInputs], str]] = {
     "regret": lambda i: regret_table(i.regret),
     "rope": lambda i: rope_table(i.selected, i.large_rows, i.frames["meta"]["rope_percent"]),
     "stopping_rules": _stopping_rules,
+    "heterogeneity": lambda i: heterogeneity_markdown(i.frames["heterogeneity_fit"],
+                                                      i.frames["meta"].get("validation_rule")),
 }

@@ -57,7 +57,7 @@ from tabbench.report.machine_paths import scrub_run_config, without_machine_path
 from tabbench.report.study_description import DESCRIPTION_FILE
 from tabbench.settings.run_config import folder_data_dir, folder_settings
 from tabbench.study.status import StatusError, study_status
-from tabbench.summary.select import write_selected
+from tabbench.summary.select import lacks_columns, write_selected
 
 #: the data stage's dataset table, at the root of a copy
 DATASET_TABLE = "datasets.csv"
@@ -156,15 +156,18 @@ def _dataset_table(results: Path) -> Path | None:
 
 def _other_rules(pair, patience: object) -> bool:
     """Whether ``pair``'s selected file holds other stopping rules than the folder's setting
-    asks for while its runs are there: the summary then selected it again in memory
-    (:func:`tabbench.report.results_folder.collect_selected`), and so does the copy."""
+    asks for, or lacks a column of :data:`tabbench.summary.select.LATER_COLUMNS`, while its
+    runs are there: the summary then
+    selected it again in memory (:func:`tabbench.report.results_folder.collect_selected`), and
+    so does the copy."""
     from tabbench.summary.aggregate import load_selected
     from tabbench.summary.stopping_rules import rule_choices, selected_choices
 
     if not pair.runs:
         return False
-    held = set(selected_choices(load_selected([pair.selected])))
-    return held != set(rule_choices(pair.model, patience))
+    cached = load_selected([pair.selected])
+    return (set(selected_choices(cached)) != set(rule_choices(pair.model, patience))
+            or lacks_columns(cached))
 
 
 def progress(results: PathLike) -> dict:

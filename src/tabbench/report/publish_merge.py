@@ -30,10 +30,12 @@ on the pairs that have it; every claim row says on how many datasets).
 The copy holds both selected/ folders, the run of
 the Fig. 1 analogue its summary chooses, the summary computed again from all selected files
 (what ``tabbench figures`` does on any copy), the diagnostics tables of both merged
-(:func:`tabbench.diagnostics.tables.merged`), the provenance of both (versions that differ are
-listed as mixed: :func:`tabbench.core.provenance.merged_provenance`) and a ``PUBLISHED.json`` whose
-``sources`` keep each study folder's own manifest: where it came from, with which code, and how
-far its study was (a copy merged before contributes its sources, so the list stays flat).
+(:func:`tabbench.diagnostics.tables.merged`), the datasets' class balance both summaries kept
+(``heterogeneity.parquet``: a copy has no data folder to read it from), the provenance of both
+(versions that differ are listed as mixed: :func:`tabbench.core.provenance.merged_provenance`)
+and a ``PUBLISHED.json`` whose ``sources`` keep each study folder's own manifest: where it
+came from, with which code, and how far its study was (a copy merged before contributes its
+sources, so the list stays flat).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ import yaml
 from tabbench.core.io import write_json_atomic, write_parquet_atomic
 from tabbench.core.layout import META, SUMMARY, PathLike, ResultsLayout
 from tabbench.core.provenance import code_commit, merged_provenance
+from tabbench.data.class_balance import BALANCE_COLUMNS
 from tabbench.diagnostics.tables import merged, read_diagnostics, restricted, write_diagnostics
 from tabbench.report.machine_paths import scrub_run_config, without_machine_paths
 from tabbench.report.publish import (
@@ -63,6 +66,7 @@ from tabbench.report.publish import (
 )
 from tabbench.report.results_folder import Redraw, regenerate
 from tabbench.settings.run_config import INVOCATION_KEYS, RECORD_KEYS, with_defaults
+from tabbench.summary.aggregate import SUMMARY_FILES
 
 #: the manifest keys each source keeps in the merged copy's ``sources``
 SOURCE_KEYS = ("source", "published", "published_by_commit", "status")
@@ -266,6 +270,20 @@ def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: 
     except ValueError as err:
         raise PublishError(str(err)) from None
     write_diagnostics(tables, ResultsLayout(tmp).diagnostics_dir)
+    _keep_balance(first, second, summary)
+
+
+def _keep_balance(first: Path, second: Path, summary: Path) -> None:
+    """The class balance both copies' summaries kept (``heterogeneity.parquet``), where the
+    summary of the merged copy reads it (a copy has no data folder to read it again:
+    :func:`tabbench.report.results_folder.folder_balance`)."""
+    name = SUMMARY_FILES["heterogeneity"]
+    kept = [pd.read_parquet(p).reindex(columns=BALANCE_COLUMNS).dropna()
+            for p in (Path(ResultsLayout(c).summary(name)) for c in (first, second))
+            if p.is_file()]
+    if kept:
+        write_parquet_atomic(pd.concat(kept, ignore_index=True).drop_duplicates("dataset"),
+                             summary / name)
 
 
 def merge_published(first: PathLike, second: PathLike, out: PathLike,

@@ -42,13 +42,14 @@ from tabbench.report.study_description import write_description
 from tabbench.settings.run_config import folder_settings
 from tabbench.summary.aggregate import (
     LARGE_ROWS,
+    SUMMARY_FILES,
     aggregate_frames,
     load_selected,
     render_texts,
     write_summary,
 )
 from tabbench.summary.comparisons import ROPE_PERCENT
-from tabbench.summary.select import SELECTED_COLUMNS, select_files
+from tabbench.summary.select import SELECTED_COLUMNS, lacks_columns, select_files
 from tabbench.summary.stopping_rules import rule_choices, selected_choices, with_rule_columns
 from tabbench.summary.view import view_from_config
 
@@ -96,7 +97,8 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     recomputed) pairs. ``patience``: the stopping rules' setting
     (:func:`tabbench.summary.stopping_rules.patiences_for`; :data:`FOLDER` = the folder's). A
     cached selected file that holds other rules than the setting asks for is selected again
-    from its runs (a redraw with other patiences retrains nothing); without runs (a published
+    from its runs (a redraw with other patiences retrains nothing), and so is one that lacks a
+    column of :data:`tabbench.summary.select.LATER_COLUMNS`; without runs (a published
     copy) it is used as it is."""
 
     settings = folder_settings(results)
@@ -108,8 +110,9 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     frames = []
     for p in list(reuse):
         cached = load_selected([p.selected])
-        if p.runs and set(selected_choices(cached)) != set(rule_choices(p.model, patience)):
-            reuse.remove(p)  # other rules than asked for: selected again below
+        if p.runs and (set(selected_choices(cached)) != set(rule_choices(p.model, patience))
+                       or lacks_columns(cached)):
+            reuse.remove(p)  # other rules than asked for, or a column missing: selected again
         else:
             frames.append(cached)
     redo = [p for p in pairs if p not in reuse and p.runs]
@@ -141,14 +144,36 @@ class Redraw:
     patience: Any = FOLDER
 
 
-def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw | None = None
-                   ) -> tuple[dict[str, Any], int]:
+def folder_balance(results: str | Path, datasets: list[str],
+                   data: str | Path | None = None) -> pd.DataFrame:
+    """The class balance (:func:`tabbench.data.class_balance.class_balance`) of ``datasets``:
+    from the data folder ``data``, else the folder's own (its settings say where:
+    :func:`tabbench.settings.run_config.folder_data_dir`); for a dataset that folder lacks (a
+    published copy has none), what the folder's last ``summary/heterogeneity.parquet`` kept."""
+    from tabbench.core.layout import read_run_config
+    from tabbench.data.class_balance import BALANCE_COLUMNS, class_balance
+    from tabbench.settings.run_config import folder_data_dir
+
+    where = Path(data) if data is not None else folder_data_dir(results,
+                                                                 read_run_config(results))
+    found = class_balance(where, datasets)
+    kept = Path(ResultsLayout(results).summary(SUMMARY_FILES["heterogeneity"]))
+    if kept.is_file():
+        old = pd.read_parquet(kept).reindex(columns=BALANCE_COLUMNS).dropna()
+        old = old[old["dataset"].isin(set(datasets) - set(found["dataset"]))]
+        found = pd.concat([found, old.drop_duplicates("dataset")], ignore_index=True)
+    return found
+
+
+def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw | None = None,
+                   data: str | Path | None = None) -> tuple[dict[str, Any], int]:
     """The summary frames (claims included: :func:`tabbench.summary.aggregate.aggregate_frames`) of
     ``selected`` (:func:`collect_selected` of ``results``) with the folder's own settings
     unless ``redraw`` gives them: the "large" threshold (run_config.yaml, or its last summary's
     meta.json, else the paper's 10,000), the ROPE (else the settings table's) and the view; and
     the threshold used. What :func:`regenerate` writes, and what the test of
-    docs/reproduction.md recomputes."""
+    docs/reproduction.md recomputes. ``data``: the data folder the class balance is read from
+    (:func:`folder_balance`; None: the folder's own)."""
     from tabbench.settings.run_config import folder_settings
 
     redraw = redraw or Redraw()
@@ -160,14 +185,16 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw |
         rope = ROPE_PERCENT if settings.rope_percent is None else settings.rope_percent
     summary_view = view_from_config({**settings.view, **redraw.view})
     runs_dir = Path(ResultsLayout(results).runs_dir)
+    balance = folder_balance(results, sorted(set(selected["dataset"])), data)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
-                              rope, summary_view)
+                              rope, summary_view, balance)
     return frames, int(large_rows)
 
 
 def regenerate(results: str | Path, out: str | Path, redraw: Redraw | None = None,
                jobs: int | None = None, reselect: bool = False, *,
-               figures_dir: str | Path | None = None, draw: bool = True) -> dict[str, float]:
+               figures_dir: str | Path | None = None, draw: bool = True,
+               data: str | Path | None = None) -> dict[str, float]:
     """Selection (where needed), summary tables (``out/summary/``), the HTML report's opening
     page (``out/summary/study.rst``: :mod:`tabbench.report.study_description`) and every figure
     (``figures_dir``, default ``out/``; the workflow's regenerate job redraws a results folder
@@ -177,14 +204,15 @@ def regenerate(results: str | Path, out: str | Path, redraw: Redraw | None = Non
     ``redraw``'s settings over the folder's own (:func:`summary_frames`).
     ``draw=False`` writes the same tables and no figure: for a caller that keeps only the
     summary (``tabbench publish --onto`` ships no figure; drawing them is most of the time).
-    The stopping rules' patiences are ``redraw``'s too (:func:`collect_selected`)."""
+    The stopping rules' patiences are ``redraw``'s too (:func:`collect_selected`); ``data``:
+    where the class balance is read (:func:`folder_balance`)."""
     from tabbench.plots import make_figures
 
     t0 = time.perf_counter()
     patience = FOLDER if redraw is None else redraw.patience
     selected, counts = collect_selected(results, jobs, reselect, patience)
     t1 = time.perf_counter()
-    frames, large_rows = summary_frames(results, selected, redraw)
+    frames, large_rows = summary_frames(results, selected, redraw, data)
     if _keep_published_provenance(results, frames["meta"]):
         render_texts(frames)  # with the study's failure counts
     write_summary(frames, Path(out) / SUMMARY)

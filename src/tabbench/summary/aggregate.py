@@ -11,9 +11,10 @@ as the claims and the diagnostics):
 This module puts the pieces together into the files of ``results/summary/``
 (:data:`SUMMARY_FILES`): the tables (:mod:`tabbench.summary.tables`), the Fig. 1 curve
 (:mod:`tabbench.summary.curve`), the Markdown (:mod:`tabbench.summary.markdown`), the claims
-(:mod:`tabbench.summary.claims`) and ``meta.json`` (settings, dropped splits and the provenance of
-every
-runs file).
+(:mod:`tabbench.summary.claims`), when refining pays (:mod:`tabbench.summary.heterogeneity`, its
+fit and its rule: :mod:`tabbench.summary.heterogeneity_fit`,
+:mod:`tabbench.summary.validation_rule`) and ``meta.json`` (settings, dropped splits and the
+provenance of every runs file).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from tabbench.summary.claims import (
     declared_differences,
 )
 from tabbench.summary.curve import choose_curve_run, extract_curve
+from tabbench.summary.heterogeneity import heterogeneity_table
+from tabbench.summary.heterogeneity_fit import fit_table
 from tabbench.summary.markdown import markdown_summary
 from tabbench.summary.methods import BASELINE
 from tabbench.summary.rule_summary import rule_claims, rules_table
@@ -58,6 +61,7 @@ from tabbench.summary.tables import (
     summarise,
     summarise_best_epochs,
 )
+from tabbench.summary.validation_rule import judge_rule, rule_claim_row
 from tabbench.summary.view import SummaryView
 
 #: the files :func:`aggregate` writes into its output folder
@@ -75,6 +79,8 @@ SUMMARY_FILES: dict[str, str] = {
     "claims_html": "claims.html",
     "declared": "declared.parquet",
     "rules": "rules.parquet",
+    "heterogeneity": "heterogeneity.parquet",
+    "heterogeneity_fit": "heterogeneity_fit.parquet",
     "meta": "meta.json",
 }
 
@@ -92,12 +98,15 @@ def load_selected(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
                      large_rows: int = LARGE_ROWS, rope: float = cmp.ROPE_PERCENT,
-                     view: SummaryView | None = None) -> dict[str, object]:
+                     view: SummaryView | None = None, balance: pd.DataFrame | None = None
+                     ) -> dict[str, object]:
     """All summary tables (in memory) from the concatenated selected rows. ``rope``: the
     Bayesian test's region of practical equivalence in % (config ``rope_percent``); ``view``:
     the baseline, Fig. 5's methods and the declared comparisons (:mod:`tabbench.summary.view`;
     None = the paper's). The paper's tables read the ``best`` stopping rule's rows; every rule
-    is in ``rules`` and in the claims re-checked per rule (:mod:`tabbench.summary.rule_summary`)."""
+    is in ``rules`` and in the claims re-checked per rule (:mod:`tabbench.summary.rule_summary`).
+    ``balance``: the datasets' class balance (:mod:`tabbench.data.class_balance`) for the
+    heterogeneity table's predictors that need it; None: unknown (NaN)."""
 
     view = view or SummaryView()
     every_rule = with_rule_columns(selected)
@@ -115,6 +124,10 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
     if len(by_rule):
         claims = pd.concat([claims, by_rule], ignore_index=True)
     declared = declared_differences(selected, view.declared, large_rows)
+    heterogeneity = heterogeneity_table(selected, large_rows, balance)
+    rule = judge_rule(heterogeneity, rope)
+    if len(heterogeneity):
+        claims = pd.concat([claims, pd.DataFrame([rule_claim_row(rule)])], ignore_index=True)
     failures = folder_failures(selected, runs_dir)
     meta = {
         "large_rows": int(large_rows),
@@ -129,6 +142,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         **view.as_meta(),
         "stopping_rules": {str(m): describe_rules(selected_choices(g))
                            for m, g in every_rule.groupby("model", sort=True)},
+        "validation_rule": rule.as_meta(),
         "dropped_splits": dropped_splits(selected, baseline=view.baseline, pairs=pairs),
         "failures": failures,
         **runs_files_provenance(selected, runs_dir),
@@ -144,6 +158,8 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "claims": claims,
         "declared": declared,
         "rules": rules_table(every_rule, large_rows, view.baseline),
+        "heterogeneity": heterogeneity,
+        "heterogeneity_fit": fit_table(heterogeneity),
         "meta": meta,
     }
     return render_texts(frames)
@@ -183,7 +199,7 @@ def write_summary(frames: dict[str, object], out_dir: str | Path) -> dict[str, P
 
 
 #: summary files an older tabbench's summary lacks (read as absent, drawn as such)
-LATER_SUMMARY_FILES = ("rules",)
+LATER_SUMMARY_FILES = ("rules", "heterogeneity", "heterogeneity_fit")
 
 
 def read_summary(summary_dir: str | Path) -> dict[str, object]:

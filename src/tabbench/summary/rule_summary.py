@@ -46,6 +46,7 @@ from tabbench.summary.stopping_rules import (
     with_rule_columns,
 )
 from tabbench.summary.tables import LARGE_ROWS, SUBSETS
+from tabbench.summary.validation_rule import HETEROGENEITY_FIGURE
 
 #: the paper's claims re-checked under each stopping rule (ids of
 #: :data:`tabbench.summary.claims.CLAIMS`)
@@ -60,9 +61,12 @@ RULES_COLUMNS = ["subset", "model", "regime", "method", "stopping", "rule", "pat
 
 
 def paper_claims(claims: pd.DataFrame) -> pd.DataFrame:
-    """The claims table without the rule claims (:func:`rule_claims`): the paper's and the
-    declared ones, what a page's claims table and the report's opening page list."""
-    return claims[claims["figure"] != RULE_FIGURE] if len(claims) else claims
+    """The claims table without the rule claims (:func:`rule_claims`) and the validation
+    rule's (:mod:`tabbench.summary.validation_rule`): the paper's and the declared ones, what a
+    page's claims table and the report's opening page list."""
+    if not len(claims):
+        return claims
+    return claims[~claims["figure"].isin([RULE_FIGURE, HETEROGENEITY_FIGURE])]
 
 
 def rule_claim(claim: Claim, choice: RuleChoice) -> Claim:

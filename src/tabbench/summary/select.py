@@ -19,6 +19,10 @@ the chosen config. The compute the rule spends on the regime is ``epochs_trained
 epochs summed over the regime's configs of the split) out of ``epochs_recorded`` (their
 recorded epochs); ``oracle_logloss_ts`` is the lowest test logloss after TS over every (config,
 epoch) of the regime, the oracle of the regret (:mod:`tabbench.diagnostics.selection_bias`).
+Every row also keeps ``val_ts_ref``, the validation TS-refinement of its chosen (config, epoch)
+whatever metric chose it: how much refining gains on validation (logloss's choice against
+TS-refinement's, :mod:`tabbench.summary.heterogeneity`) then needs the selected rows alone,
+which a published copy ships, not the runs files, which it does not.
 Which patiences: the ``patience`` setting (:func:`tabbench.summary.stopping_rules.rule_choices`).
 
 Why numpy instead of ``groupby().idxmin()``: a full study has ~45M record rows; selection is a
@@ -79,15 +83,22 @@ READ_COLUMNS: tuple[str, ...] = (
     + TEST_COLUMNS
 )
 
+#: the validation column every selected row keeps at its chosen (config, epoch), whichever
+#: stopping metric chose it (module docstring)
+VAL_AT_CHOICE = val_column("ts_ref")
+
 #: columns of ``results/selected/{model}/{dataset}.parquet``, in order
 SELECTED_COLUMNS: tuple[str, ...] = (
     ("model", "dataset", "split", "regime", "stopping", "rule", "patience", "config", "epoch",
-     "stop_epoch", "val", "n_candidates", "n_skipped")
+     "stop_epoch", "val", VAL_AT_CHOICE, "n_candidates", "n_skipped")
     + TEST_COLUMNS
     + ("beta", "fit_seconds", "params")
     + SIZE_COLUMNS
     + ("n_rows", "epochs_trained", "epochs_recorded", "oracle_logloss_ts")
 )
+#: selected columns a cached file may lack (one selected by a tabbench that did not write them):
+#: such a file is selected again from its runs where they are there (:func:`lacks_columns`)
+LATER_COLUMNS: tuple[str, ...] = (VAL_AT_CHOICE,)
 #: a selected row's key within one (model, dataset)
 SELECTED_KEY: tuple[str, ...] = ("split", "regime", "stopping", "rule", "patience")
 
@@ -261,6 +272,8 @@ def select_table(table: pa.Table | pd.DataFrame,
         "epoch": epoch[r].astype(np.int64),
         "stop_epoch": epoch[cat["stop_row"]].astype(np.int64),
         "val": cat["val"],
+        VAL_AT_CHOICE: (a[VAL_AT_CHOICE][r].astype(np.float64) if VAL_AT_CHOICE in a
+                        else np.full(len(r), np.nan)),
         "n_candidates": cat["cand"].astype(np.int64),
         "n_skipped": cat["skip"].astype(np.int64),
     }
@@ -277,6 +290,13 @@ def select_table(table: pa.Table | pd.DataFrame,
     for c in ("model", "dataset", "regime", "stopping", "rule", "params"):
         out[c] = out[c].astype(str)
     return _sort_selection(out, choices)[list(SELECTED_COLUMNS)]
+
+
+def lacks_columns(selected: pd.DataFrame) -> bool:
+    """Whether ``selected`` (a cached selected file's rows) lacks one of :data:`LATER_COLUMNS`
+    (selected by a tabbench that did not write it): its pair is then selected again where its
+    runs are there."""
+    return len(selected) > 0 and any(c not in selected.columns for c in LATER_COLUMNS)
 
 
 def _empty_selection() -> pd.DataFrame:

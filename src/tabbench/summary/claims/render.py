@@ -66,6 +66,10 @@ def _cells(r) -> list[str]:
     probs = ("–" if not np.isfinite(r.p_better)
              else f"{r.p_better:.2f} / {r.p_equivalent:.2f} / {r.p_worse:.2f}")
     wtl = f"{r.wins}/{r.ties}/{r.losses}"
+    if r.kind == "hit_rate":  # a rule's hit rate against ignoring validation (cells, not %)
+        median = f"hit {_number(r.median, '.0f')} % vs {_number(r.median_other, '.0f')} %"
+        subset = f"{r.subset}, {r.n_datasets} datasets, left out one at a time" + (
+            f"; val_gain unknown on {r.n_other} more cells" if r.n_other else "")
     if r.kind == "sometimes_better":
         wtl += f" ({r.wins_beyond_rope} beyond ROPE)"
     quantiles = "–" if not np.isfinite(r.q10) else f"{r.q10:+.1f} – {r.q90:+.1f}"
