@@ -73,8 +73,10 @@ def test_unregistered_model_names_and_epochs_keys_are_named(bad, key, value) -> 
 
 
 def test_unknown_preset_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="unknown preset 'huge'"):
-        resolve_config({"preset": "huge"})
+    with pytest.raises(ValueError, match="unknown preset 'huge'; choose one of"):
+        resolve_config({"preset": "huge"})  # nothing close: no guess
+    with pytest.raises(ValueError, match=r"unknown preset 'bundle' \(did you mean 'bundled'\?\)"):
+        resolve_config({"preset": "bundle"})
 
 
 @pytest.mark.parametrize(

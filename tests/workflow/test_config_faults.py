@@ -19,6 +19,8 @@ CASES = {
                                   "an integer from 1 to 100 or null")),
     "typo_key": (["typo_key=1"], ("typo_key", "not a setting (a typo?)",
                                   "allowed keys: preset, suite,")),
+    "typo_setting": (["n_split=2"], ("n_split", "not a setting (did you mean 'n_splits'?)",
+                                  "allowed keys: preset, suite,")),
     "models": (["models=[]"], ("models", "[] should be non-empty",
                                "null or a list of (a string)")),
     "sources": (["sources=[openml,s3]"], ("sources", "'s3' is not one of",

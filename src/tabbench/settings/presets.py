@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tabbench.core.nulls import is_null
+from tabbench.core.suggest import did_you_mean
 from tabbench.models.registry import GROUP, get_models, model_names, paper_epochs
 from tabbench.settings.table import PAPER_LARGE_ROWS
 
@@ -242,7 +243,8 @@ def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
     check_registered_names(config)
     name = config.get("preset") or "paper"
     if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+        raise ValueError(f"unknown preset {name!r}{did_you_mean(str(name), PRESETS)}; "
+                         f"choose one of {sorted(PRESETS)}")
     preset = PRESETS[name]
     out = copy.deepcopy(dict(config))
     out["preset"] = name
