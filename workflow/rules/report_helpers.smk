@@ -246,11 +246,9 @@ END_FUNCTIONS.append(say_when_drawings_are_stale)
 
 # tabbench's stylesheet for the report: every page, the long opening one included, opens at its
 # top (the file says why)
-REPORT_STYLESHEET = os.path.join(
-    os.path.dirname(os.path.abspath(workflow.main_snakefile)),
-    "workflow",
-    "report",
-    "report.css",
+# (beside the rule files, wherever the Snakefile that includes them is)
+REPORT_STYLESHEET = os.path.abspath(
+    workflow.current_basedir.join("../report/report.css").get_path_or_uri(True)
 )
 
 

@@ -40,7 +40,8 @@ from tabbench.core.suggest import did_you_mean
 from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
 from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.study_description import write_description
-from tabbench.settings.run_config import folder_settings
+from tabbench.settings.presets import scale_note
+from tabbench.settings.run_config import folder_config, folder_settings
 from tabbench.summary.aggregate import (
     LARGE_ROWS,
     aggregate_frames,
@@ -204,6 +205,16 @@ class Redraw:
     patience: Any = FOLDER
 
 
+def study_of(results: str | Path) -> dict[str, str | None]:
+    """The run a results folder holds, for its summary's ``meta.json`` and claims: its preset
+    (None: the folder has no ``run_config.yaml``) and, for a reduced-scale run, why it cannot
+    judge the paper (:func:`tabbench.settings.presets.scale_note`)."""
+    config = folder_config(results)
+    if config is None:
+        return {"preset": None, "scale_note": None}
+    return {"preset": config.get("preset"), "scale_note": scale_note(config)}
+
+
 def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw | None = None
                    ) -> tuple[dict[str, Any], int]:
     """The summary frames (claims included: :func:`tabbench.summary.aggregate.aggregate_frames`) of
@@ -224,7 +235,7 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw |
     summary_view = view_from_config({**settings.view, **redraw.view})
     runs_dir = Path(ResultsLayout(results).runs_dir)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
-                              rope, summary_view)
+                              rope, summary_view, study_of(results))
     return frames, int(large_rows)
 
 

@@ -18,7 +18,7 @@ runs file).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -34,6 +34,7 @@ from tabbench.summary.claims import (
     check_claims,
     claims_html,
     claims_markdown,
+    study_sentence,
     declared_differences,
 )
 from tabbench.summary.curve import choose_curve_run, extract_curve
@@ -92,12 +93,15 @@ def load_selected(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
                      large_rows: int = LARGE_ROWS, rope: float = cmp.ROPE_PERCENT,
-                     view: SummaryView | None = None) -> dict[str, object]:
+                     view: SummaryView | None = None,
+                     study: Mapping[str, object] | None = None) -> dict[str, object]:
     """All summary tables (in memory) from the concatenated selected rows. ``rope``: the
     Bayesian test's region of practical equivalence in % (config ``rope_percent``); ``view``:
     the baseline, Fig. 5's methods and the declared comparisons (:mod:`tabbench.summary.view`;
     None = the paper's). The paper's tables read the ``best`` stopping rule's rows; every rule
-    is in ``rules`` and in the claims re-checked per rule (:mod:`tabbench.summary.rule_summary`)."""
+    is in ``rules`` and in the claims re-checked per rule (:mod:`tabbench.summary.rule_summary`).
+    ``study``: what the results folder says of its run (``preset``, ``scale_note``), into
+    ``meta.json`` and the claims' text (:func:`tabbench.summary.claims.study_sentence`)."""
 
     view = view or SummaryView()
     every_rule = with_rule_columns(selected)
@@ -132,6 +136,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "dropped_splits": dropped_splits(selected, baseline=view.baseline, pairs=pairs),
         "failures": failures,
         **runs_files_provenance(selected, runs_dir),
+        **dict(study or {}),
     }
     frames = {
         "dataset_means": means,
@@ -158,8 +163,9 @@ def render_texts(frames: dict[str, object]) -> dict[str, object]:
     large, rope, failures = meta["large_rows"], meta["rope_percent"], meta.get("failures")
     frames["markdown"] = markdown_summary(frames["summary"], large, frames["ranks"], failures,
                                           meta.get("baseline") or BASELINE)
-    frames["claims_markdown"] = claims_markdown(frames["claims"], large, rope, failures)
-    frames["claims_html"] = claims_html(frames["claims"], large, rope, failures)
+    study = study_sentence(meta)
+    frames["claims_markdown"] = claims_markdown(frames["claims"], large, rope, failures, study)
+    frames["claims_html"] = claims_html(frames["claims"], large, rope, failures, study)
     return frames
 
 
