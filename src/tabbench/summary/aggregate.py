@@ -34,8 +34,8 @@ from tabbench.summary.claims import (
     check_claims,
     claims_html,
     claims_markdown,
-    study_sentence,
     declared_differences,
+    study_sentence,
 )
 from tabbench.summary.curve import choose_curve_run, extract_curve
 from tabbench.summary.markdown import markdown_summary
