@@ -178,13 +178,15 @@ def test_a_result_newer_than_the_drawings_says_how_to_redraw(tmp_path):
     now = time.time()
     results = _folder(tmp_path / "res", now - 60, now)
     line = stale_drawing(results)
-    assert line == (f"the summary, claims, figures and report of {results}/ are older than "
-                    f"{results}/selected/xgboost/kc1.parquet (or missing): redraw them with "
+    assert line == (f"the summary, claims and figures and the report of {results}/ are older "
+                    f"than {results}/selected/xgboost/kc1.parquet or missing: redraw with "
                     f"`snakemake --cores 1 figures --config results_dir={results}` (nothing is "
                     "trained)")
-    (results / "report.html").unlink()  # a report never built after the summary: stale too
+    # a summary drawn again without its report (`snakemake diagnostics`): the report is stale
     os.utime(results / "summary" / "meta.json", (now + 60, now + 60))
-    assert "are older than" in stale_drawing(results)
+    assert stale_drawing(results).startswith(f"the report of {results}/ is older than")
+    (results / "report.html").unlink()  # missing: stale too
+    assert stale_drawing(results).startswith(f"the report of {results}/ is older than")
 
 
 def test_results_never_drawn_say_so(tmp_path):

@@ -196,9 +196,9 @@ def test_single_dataset_rerun_rebuilds_only_its_own_files(smoke, tmp_path):
         # the figures, claims and report no longer show the folder: the last line says so and
         # which command redraws them, which plans the drawing and nothing else
         last = _text(res).strip().splitlines()[-1]
-        assert last == ("tabbench: the summary, claims, figures and report of results/ are "
-                        f"older than {target} (or missing): redraw them with `snakemake --cores "
-                        "1 figures` (nothing is trained)"), _text(res)[-3000:]
+        assert last == ("tabbench: the summary, claims and figures and the report of results/ "
+                        f"are older than {target} or missing: redraw with `snakemake --cores 1 "
+                        "figures` (nothing is trained)"), _text(res)[-3000:]
         assert _planned(ws, "figures") == {"regenerate": 1, "report": 1, "figures": 1,
                                            "total": 3}
 

@@ -75,9 +75,9 @@ def kept_on_failure(path):
     removes the outputs of a failed job; a drawing job (regenerate, report) or a selection
     that fails on a damaged input (a truncated runs file: one line naming it) would then
     delete every figure, table, selected file or report drawn before. Flagged, an output is
-    not removed before the job, is copied aside while it runs and put back if it fails; the
-    job writes it only once it has read its inputs (tabbench.core.io writes atomically).
-    On the job's next run (an incomplete output, rerun) it is drawn again."""
+    not removed before the job, is copied aside while it runs and put back if it fails (all of
+    them, also those the job had written again). Put back, it is newer than the damaged
+    input: the next run draws it again once that input is rebuilt."""
     return update(path)
 
 

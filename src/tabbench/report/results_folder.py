@@ -129,28 +129,31 @@ def redraw_command(results: str | Path) -> str:
 
 
 def stale_drawing(results: str | Path) -> str | None:
-    """Why the summary, claims, figures and report of ``results`` do not show what it holds,
-    in one line with the command that redraws them (:func:`redraw_command`); None when they
-    do, or when there is nothing to draw. They are stale where a file the drawing reads
-    (:func:`regenerate_inputs`: a pair retrained or selected again) is newer than the summary
-    or the report, or one of those two is missing (``meta.json`` is written last of the
-    summary, ``report.html`` after the figures)."""
+    """Why the summary, claims, figures or report of ``results`` do not show what it holds, in
+    one line with the command that redraws them (:func:`redraw_command`); None when they do,
+    or when there is nothing to draw. A part is stale where a file the drawing reads
+    (:func:`regenerate_inputs`: a pair retrained or selected again, a replay) is newer than it,
+    or where it is missing: the summary with its claims and figures (``meta.json``, written
+    last of the summary), the report (``report.html``, built after the figures)."""
     inputs = regenerate_inputs(results)
     if not inputs:
         return None
     layout = ResultsLayout(results)
-    drawn = [Path(layout.summary(META)), Path(layout.report)]
+    parts = {"summary, claims and figures": Path(layout.summary(META)),
+             "report": Path(layout.report)}
     redraw = f"`{redraw_command(results)}` (nothing is trained)"
-    if not any(p.is_file() for p in drawn):
+    if not any(p.is_file() for p in parts.values()):
         return (f"{os.fspath(results)}/ holds {len(discover(results))} complete (model, dataset)"
                 f" results and no summary, claims, figures or report yet: draw them with "
                 f"{redraw}")
     newest = max(inputs, key=lambda p: p.stat().st_mtime)
-    if all(p.is_file() for p in drawn) and newest.stat().st_mtime <= min(
-            p.stat().st_mtime for p in drawn):
+    stale = [name for name, p in parts.items()
+             if not p.is_file() or p.stat().st_mtime < newest.stat().st_mtime]
+    if not stale:
         return None
-    return (f"the summary, claims, figures and report of {os.fspath(results)}/ are older than "
-            f"{os.fspath(newest)} (or missing): redraw them with {redraw}")
+    verb = "is" if stale == ["report"] else "are"
+    return (f"the {' and the '.join(stale)} of {os.fspath(results)}/ {verb} older than "
+            f"{os.fspath(newest)} or missing: redraw with {redraw}")
 
 
 def collect_selected(results: str | Path, jobs: int | None = None, reselect: bool = False,
