@@ -17,6 +17,8 @@ include: "workflow/rules/select.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/diagnostics.smk"
 include: "workflow/rules/restop.smk"
+# last: its pattern is built from the other rules' outputs
+include: "workflow/rules/targets.smk"
 
 
 # Short bookkeeping rules run where Snakemake runs (on a cluster: not through the SLURM queue).
@@ -29,6 +31,7 @@ localrules:
     report,
     replay,
     diagnostics,
+    unmade_target,
 
 
 rule all:

@@ -322,6 +322,27 @@ def test_claims_are_written_with_the_summary(tmp_path):
     assert "No claim could be checked" in claims_markdown(claims.iloc[:0], 10_000)
 
 
+def test_the_claims_name_their_preset_and_say_when_the_run_cannot_judge_the_paper():
+    from tabbench.summary.claims import claims_html, study_sentence
+
+    assert study_sentence({}) is None  # a summary of selected files without their folder
+    assert study_sentence({"preset": None}) == ("Preset: not recorded (the folder has no "
+                                                "run_config.yaml).")
+    assert study_sentence({"preset": "bundled", "scale_note": None}) == "Preset: bundled."
+    demo = study_sentence({"preset": "demo", "scale_note": "a reduced-scale run (...) cannot "
+                                                           "judge the paper's claims"})
+    assert demo == ("Preset: demo. Not a test of the paper: a reduced-scale run (...) cannot "
+                    "judge the paper's claims.")
+    claims = check_claims(means_frame({("xgboost", "default", "logloss"): BASE}, LARGE),
+                          large_rows=10_000)
+    lines = claims_markdown(claims, 10_000, study=demo).splitlines()
+    assert lines[2] == f"**{demo}**"  # under the title, before any verdict
+    assert claims_markdown(claims, 10_000, study="Preset: bundled.").splitlines()[2] == (
+        "Preset: bundled.")
+    assert f"<p><b>{demo.replace(chr(39), '&#x27;')}</b></p>" in claims_html(claims, 10_000,
+                                                                            study=demo)
+
+
 def test_claims_html_is_the_markdown_table_as_a_page_with_escaped_text():
     ts_ref = [1 - k / 100 for k in range(2, 10)]
     means = means_frame({("xgboost", "default", "logloss"): BASE,

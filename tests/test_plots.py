@@ -335,6 +335,34 @@ def test_fig5_says_how_many_datasets_each_model_has_when_they_differ(tmp_path, m
                         "Tuned hyperparameters (n = 6 datasets)"]
 
 
+def test_a_panel_says_which_model_it_leaves_out_for_want_of_results(tmp_path, monkeypatch):
+    """A network trained at its default config only has no tuned pairs: the tuned panel of
+    Fig. 5 dropped it without a word (the shipped bundled study's RealMLP); it names it now,
+    and the default panel, which has it, says nothing."""
+    from tabbench.plots import boxes
+
+    rows = [{"model": model, "regime": regime, "metric": "logloss", "method": method,
+             "dataset": f"d{i}", "large": True,
+             "rel_diff": 0.0 if method == "Logloss+TS" else -1.0 - i}
+            for model, regimes in (("xgboost", ("default", "tuned")), ("realmlp", ("default",)))
+            for regime in regimes for i in range(6)
+            for method in ("Logloss", "Logloss+TS", "TS-Ref.+TS", "Accuracy+TS")]
+    titles = []
+    real_save = boxes.save
+
+    def save(fig, out_dir, stem):
+        titles.append([ax.get_title() for ax in fig.axes])
+        return real_save(fig, out_dir, stem)
+
+    monkeypatch.setattr(boxes, "save", save)
+    out = boxes.fig5({"relative": pd.DataFrame(rows), "meta": {"large_rows": 10_000}}, tmp_path)
+    assert out["omitted"] == {"tuned": ["realmlp"]}
+    assert titles == [["Default hyperparameters (n = 6 datasets)",
+                       "Tuned hyperparameters (n = 6 datasets)\nnot drawn: RealMLP (no tuned "
+                       "results)"]]
+    assert {b["model"] for b in out["boxes"] if b["regime"] == "tuned"} == {"xgboost"}
+
+
 def _suptitle_overlaps(fig) -> list[str]:
     """The axes (by title) whose drawn extent runs into the figure's suptitle."""
     if fig._suptitle is None or not fig._suptitle.get_text():

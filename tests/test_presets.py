@@ -6,7 +6,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tabbench.settings.presets import PRESET_KEYS, PRESETS, resolve_config
+from tabbench.settings.presets import PRESET_KEYS, PRESETS, resolve_config, scale_note
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,8 +73,10 @@ def test_unregistered_model_names_and_epochs_keys_are_named(bad, key, value) -> 
 
 
 def test_unknown_preset_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="unknown preset 'huge'"):
-        resolve_config({"preset": "huge"})
+    with pytest.raises(ValueError, match="unknown preset 'huge'; choose one of"):
+        resolve_config({"preset": "huge"})  # nothing close: no guess
+    with pytest.raises(ValueError, match=r"unknown preset 'bundle' \(did you mean 'bundled'\?\)"):
+        resolve_config({"preset": "bundle"})
 
 
 @pytest.mark.parametrize(
@@ -204,3 +206,32 @@ def test_excluded_datasets_leave_the_suite_and_a_typo_is_an_error(tmp_path):
     assert suite_names(["kc1", "pc1"], demo, exclude=["pc1"]) == ["kc1"]
     with pytest.raises(ValueError, match="'exclude': adlt not in the suite"):
         suite_names("demo", demo, exclude=["adlt"])
+
+
+@pytest.mark.parametrize("preset", ["paper", "bundled", "large"])
+def test_a_run_at_the_papers_scale_has_no_scale_note(preset):
+    assert scale_note(resolve_config({"preset": preset})) is None
+    # fewer random configs alone (the bundled study tunes with 10) is a smaller search, not a
+    # reduced run; nor is a model trained at its default config only
+    assert scale_note(resolve_config({"preset": preset, "n_configs": 10})) is None
+    assert scale_note(resolve_config({"preset": preset, "n_configs": {"xgboost": 30, "mlp": 0,
+                                                                       "realmlp": 0}})) is None
+
+
+@pytest.mark.parametrize(("preset", "says"), [
+    ("demo", "a reduced-scale run (preset demo: 2 splits instead of 5; fewer epochs "
+             "(xgboost_tuned 200 of 1000, mlp 24 of 256, realmlp 24 of 256); rows capped at "
+             "3,000 instead of 100,000; 2 random configs instead of 30) cannot judge the "
+             "paper's claims"),
+    ("smoke", "a reduced-scale run (preset smoke: 1 split instead of 5; fewer epochs "
+              "(xgboost_default 10 of 100, "),
+])
+def test_the_demo_and_smoke_presets_say_they_cannot_judge_the_paper(preset, says):
+    assert scale_note(resolve_config({"preset": preset})).startswith(says)
+
+
+def test_one_reduction_of_the_papers_protocol_is_a_reduced_run():
+    note = scale_note(resolve_config({"preset": "paper", "n_splits": 1}))
+    assert note.startswith("a reduced-scale run (preset paper: 1 split instead of 5)")
+    assert "rows capped at 5,000" in scale_note(resolve_config({"preset": "paper",
+                                                                "max_rows": 5000}))

@@ -111,9 +111,10 @@ def _anchors(markdown: str) -> set[str]:
     return out
 
 
-def test_the_readme_snippet_runs_as_printed():
+def test_the_readme_snippet_runs_as_printed(capfd):
     """The snippet, given a training, a validation and a test set, runs and gives
-    probabilities (its imports included: nothing is defined for it)."""
+    probabilities (its imports included: nothing is defined for it), and prints nothing (it
+    printed every boosting round's validation metric)."""
     from sklearn.datasets import make_classification
 
     snippet = next(b for b in _blocks(README.read_text(), "python")
@@ -125,6 +126,8 @@ def test_the_readme_snippet_runs_as_printed():
     proba = namespace["calibrated"].predict_proba(namespace["X_test"])
     assert proba.shape == (200, 2) and np.allclose(proba.sum(axis=1), 1)
     assert namespace["clf"].best_iteration < 2000  # it stopped early
+    out, err = capfd.readouterr()
+    assert out == "" and err == "", (out[:500], err[:500])
 
 
 NARRATION = re.compile(r"\bsessions?\b", re.I)

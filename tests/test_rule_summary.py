@@ -137,6 +137,27 @@ def test_figures_draw_a_point_per_metric_and_rule(tmp_path):
     assert len(regret) == len(table)
 
 
+def test_the_rule_figures_legend_names_every_colour_and_every_marker(tmp_path):
+    """The points' shapes say which rule (whole run, then each patience): the legend names
+    each shape drawn, in the model's unit, beside each stopping metric's colour."""
+    from tabbench.plots.rules import fig_compute_quality, fig_regret
+
+    frames = aggregate_frames(_selected(), large_rows=10_000)
+    table = frames["rules"][frames["rules"]["subset"] == "all"]
+    for draw in (fig_compute_quality, fig_regret):
+        legend = draw(frames, tmp_path)["legend"]
+        methods = list(dict.fromkeys(table["method"]))
+        assert legend[:len(methods)] == methods
+        assert legend[len(methods):] == ["whole run (best epoch)", "patience 20 rounds"]
+    # a network's first patience shares the boosters' marker: the label names both
+    sel = _selected()
+    both = pd.concat([sel, sel.assign(model="mlp", patience=sel["patience"].replace(20, 8))],
+                     ignore_index=True)
+    legend = fig_compute_quality(aggregate_frames(both, large_rows=10_000), tmp_path)["legend"]
+    assert legend[-2:] == ["whole run (best epoch)",
+                           "patience 20 rounds / 8 epochs"]
+
+
 def test_a_selection_from_before_the_rules_summarises_and_draws_as_before(tmp_path):
     """A published copy's selected files have no rule columns: the summary reads them as the
     whole-run rule's, the rule claims are absent, the figures say that there is no patience

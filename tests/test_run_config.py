@@ -44,9 +44,27 @@ def test_typo_names_the_key_and_the_allowed_keys_without_the_config():
     msg = _error(cfg)
     lines = msg.splitlines()
     assert len(lines) == 3, msg
-    assert lines[1] == "  n_split: not a setting (a typo?)"
+    assert lines[1] == "  n_split: not a setting (did you mean 'n_splits'?)"
     assert lines[2].startswith("    allowed keys: preset, suite, sources,") and "n_splits" in msg
     assert "results_dir': 'results'" not in msg and "openml_cache_dir:" not in msg
+
+
+@pytest.mark.parametrize(("change", "line"), [
+    # no known name is close: no guess
+    ({"qwertz": 1}, "  qwertz: not a setting (a typo?)"),
+    # several: each close one named beside its typo
+    ({"n_split": 2, "sed": 1, "qwertz": 1},
+     "  n_split, sed, qwertz: not a setting (typos?: n_split (did you mean 'n_splits'?); "
+     "sed (did you mean 'seed'?))"),
+    # a preset, an enum value
+    ({"preset": "dmeo"}, "  preset: 'dmeo' is not one of ['paper', 'demo', 'bundled', 'large', "
+                         "'smoke'] (did you mean 'demo'?)"),
+    ({"preset": "Smoke"}, "  preset: 'Smoke' is not one of ['paper', 'demo', 'bundled', "
+                          "'large', 'smoke'] (did you mean 'smoke'?)"),
+])
+def test_an_unknown_setting_or_preset_name_says_which_known_one_is_close(change, line):
+    cfg = {**yaml.safe_load((ROOT / "config.yaml").read_text()), **change}
+    assert line in _error(cfg).splitlines(), _error(cfg)
 
 
 @pytest.mark.parametrize(("change", "key", "reason", "allowed"), [

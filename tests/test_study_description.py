@@ -83,6 +83,25 @@ def test_the_page_says_what_ran_at_which_scale_from_the_folder(described):
     assert "**Runs files** (one training job each: model × dataset × split): 12" in rst
 
 
+def test_a_reduced_scale_run_says_under_the_title_and_in_its_claims_that_it_is_no_test(
+        described):
+    """2 splits and 20 boosting rounds (the paper: 5 and 1,000): the page and claims.md say the
+    verdicts are no finding (a demo's "not reproduced" read as one), and name the preset."""
+    results, rst = described
+    title_part = rst.split("What ran", 1)[0]
+    assert ("**Not a test of the paper** (preset ``my_preset``): a reduced-scale run (preset "
+            "my\\_preset: 2 splits instead of 5; fewer epochs (xgboost\\_default 20 of 100, "
+            "xgboost\\_tuned 20 of 1000); 3 random configs instead of 30) cannot judge the "
+            "paper's claims") in title_part, title_part
+    selected, _ = collect_selected(results, jobs=1)
+    frames, _ = summary_frames(results, selected)
+    assert frames["meta"]["preset"] == "my_preset"
+    claims = frames["claims_markdown"].splitlines()
+    assert claims[2].startswith("**Preset: my_preset. Not a test of the paper: a reduced-scale "
+                                "run (preset my_preset: 2 splits instead of 5;"), claims[:4]
+    assert "<p><b>Preset: my_preset. Not a test of the paper:" in frames["claims_html"]
+
+
 def test_the_page_has_the_claims_table_and_links_every_figure(described):
     results, rst = described
     assert "Headline claims" in rst and ".. list-table::" in rst

@@ -2,7 +2,8 @@
 workflow/schemas/config.schema.yaml is rejected before any job starts, with the key, the reason
 and the allowed values in the last lines of the output and without the config dictionary
 (Snakemake's own validate() printed the reason on line 5 of a 125-line dump); a target naming a
-dataset nobody has is rejected while the DAG is built, naming the datasets that exist.
+dataset nobody has is rejected while the DAG is built, naming the datasets that exist, and so is
+one for a model or dataset the study does not declare or a path no rule makes (one line each).
 
 Each case is a real run (not a dry run) in a temporary copy of the workflow, so "no job ran"
 is checked on disk: no data/, results/ or logs/ folder, and no Snakemake job metadata.
@@ -18,6 +19,8 @@ CASES = {
     "n_splits": (["n_splits=0"], ("n_splits", "0 is less than the minimum of 1",
                                   "an integer from 1 to 100 or null")),
     "typo_key": (["typo_key=1"], ("typo_key", "not a setting (a typo?)",
+                                  "allowed keys: preset, suite,")),
+    "typo_setting": (["n_split=2"], ("n_split", "not a setting (did you mean 'n_splits'?)",
                                   "allowed keys: preset, suite,")),
     "models": (["models=[]"], ("models", "[] should be non-empty",
                                "null or a list of (a string)")),
@@ -109,10 +112,49 @@ def test_unknown_dataset_target_fails_before_any_job_naming_known_ones(tmp_path)
         assert "Exception" not in text and "Traceback" not in text, text[-3000:]
         assert "Job stats" not in text
         _no_job_ran(ws)
-    # a known dataset outside the suite is accepted (a source has it)
+    # a known dataset outside the suite is refused too: its results would join the study's
     res = ws.snakemake("--cores", "1", "-n", "results/selected/xgboost/kc1.parquet",
                        "--config", "preset=smoke", "suite=[segment]")
+    text = res.stdout + res.stderr
+    assert res.returncode != 0, text[-3000:]
+    assert text.strip().splitlines()[-1].startswith(
+        "tabbench: 'kc1' is not a dataset of the study in results/; its suite: segment."), text
+    # its data files are not results of the study: a source has it, they may be made
+    res = ws.snakemake("--cores", "1", "-n", "data/splits/kc1.parquet", "--config",
+                       "preset=smoke", "suite=[segment]")
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+
+
+@pytest.mark.parametrize(("target", "line"), [
+    # a model the demo does not declare: training it would put it into Fig. 5 and the claims
+    ("results/selected/lightgbm/adult.parquet",
+     "tabbench: 'lightgbm' is not a model of the study in results/; its models: xgboost, mlp, "
+     "realmlp. Its results would join this folder's figures, claims and report: to add it on "
+     "purpose, run with --config models=[xgboost,mlp,realmlp,lightgbm]; or give it a results "
+     "folder of its own (--config results_dir=DIR)"),
+    ("results/runs/lightgbm/adult/split0.parquet",
+     "tabbench: 'lightgbm' is not a model of the study in results/;"),
+    # typos in the path: the model, the folder
+    ("results/selected/xgbost/adult.parquet",
+     "tabbench: 'xgbost' is not a model of the study in results/ nor a known one (did you mean "
+     "'xgboost'?); its models: xgboost, mlp, realmlp"),
+    ("results/runs/xgbost/adult/split0.parquet",
+     "tabbench: no rule makes results/runs/xgbost/adult/split0.parquet (did you mean "
+     "'results/runs/xgboost/adult/split0.parquet'?). Targets in results/ are "),
+    ("results/selectd/xgboost/adult.parquet",
+     "tabbench: no rule makes results/selectd/xgboost/adult.parquet (did you mean "
+     "'results/selected/xgboost/adult.parquet'?)."),
+])
+def test_a_target_outside_the_study_or_made_by_no_rule_is_one_line(tmp_path, target, line):
+    ws = Workspace(tmp_path / "wf", demo=("adult",))
+    for args in (["-n"], []):
+        res = ws.snakemake("--cores", "1", *args, target, "--config", "preset=demo")
+        text = res.stdout + res.stderr
+        assert res.returncode != 0, text[-3000:]
+        assert text.strip().splitlines()[-1].startswith(line), text[-3000:]
+        assert "Exception" not in text and "Traceback" not in text, text[-3000:]
+        assert "Job stats" not in text
+        _no_job_ran(ws)
 
 
 def test_a_dataset_the_filter_dropped_is_refused_in_one_line(tmp_path):

@@ -53,7 +53,7 @@ def test_figures_draw_the_diagnostics_and_never_plan_a_replay(diag_workspace: Pa
     ws = diag_workspace
     planned = _planned_jobs(ws, "figures")
     assert "replay_split" not in planned
-    assert planned == {"regenerate": 1, "figures": 1}  # the diagnostics are drawn there
+    assert planned == {"regenerate": 1, "report": 1, "figures": 1}  # diagnostics drawn there
     # the replay targets do plan one replay per split
     n = len(MODELS) * len(DATASETS) * N_SPLITS
     assert _planned_jobs(ws, "replay")["replay_split"] == n

@@ -10,7 +10,11 @@ of the workflow; afterwards, with no --config repeated:
   the paper's 10K "large" threshold on any folder);
 - a --config that disagrees with the folder's settings is refused naming the keys, and
   nothing runs;
-- a single-dataset rerun rebuilds that dataset's runs and selection and nothing else.
+- a single-dataset rerun rebuilds that dataset's runs and selection and nothing else, and its
+  last line says that the drawings are now stale and how to redraw them; with `figures` beside
+  it, one command retrains the pair and redraws the summary, claims, figures and report;
+- a damaged input (truncated, or a corrupt page that only the job notices) ends `figures` in
+  one line and deletes nothing drawn or selected before.
 
 And after a run interrupted by SIGINT (as Ctrl-C sends it) the same holds before and after the
 run is resumed with the bare `snakemake --cores 2`.
@@ -135,7 +139,8 @@ def test_other_patiences_reselect_and_redraw_but_never_train(smoke, tmp_path):
     patiences without touching the runs."""
     with _restored(smoke, tmp_path) as ws:
         other = ("--config", "patience=[3]")
-        assert set(_planned(ws, "figures", *other)) == {"regenerate", "figures", "total"}
+        assert set(_planned(ws, "figures", *other)) == {"regenerate", "report", "figures",
+                                                        "total"}
         study = _planned(ws, *other)
         assert not set(study) & set(DATA_JOBS), study
         assert study.get("select") == len(list((ws.root / "results" / "selected").glob(
@@ -163,42 +168,110 @@ def test_a_config_that_disagrees_with_the_folder_is_refused(smoke):
     assert _mtimes(smoke.root, "results", "data") == before
 
 
+OWN_FILES = {"results/selected/xgboost/kc1.parquet", "results/runs/xgboost/kc1/split0.parquet",
+             "results/runs/xgboost/kc1/split0.failures.json",
+             "results/logs/train/xgboost/kc1/split0.log", "results/logs/select/xgboost/kc1.log",
+             # what re-stopping needs (keep_for_restop), written by the train job
+             "results/runs/xgboost/kc1/split0.restop.npz",
+             "results/runs/xgboost/kc1/split0.restop.json"}
+
+
+def _drawn(root: Path) -> dict[str, bytes]:
+    """Every file the drawing writes (summary, claims, figures, report), by content."""
+    results = root / "results"
+    files = [*(results / "summary").rglob("*"), *(results / "figures").rglob("*"),
+             results / "report.html"]
+    return {str(p.relative_to(root)): p.read_bytes() for p in files if p.is_file()}
+
+
 def test_single_dataset_rerun_rebuilds_only_its_own_files(smoke, tmp_path):
     target = "results/selected/xgboost/kc1.parquet"
-    own = {target, "results/runs/xgboost/kc1/split0.parquet",
-           "results/runs/xgboost/kc1/split0.failures.json",
-           "results/logs/train/xgboost/kc1/split0.log", "results/logs/select/xgboost/kc1.log",
-           # what re-stopping needs (keep_for_restop), written by the train job
-           "results/runs/xgboost/kc1/split0.restop.npz",
-           "results/runs/xgboost/kc1/split0.restop.json"}
     with _restored(smoke, tmp_path) as ws:
         before = _mtimes(ws.root, "results", "data")
         res = ws.snakemake("--cores", "2", target, "--forcerun", "train")  # the README's
         assert res.returncode == 0, _text(res)[-3000:]
         after = _mtimes(ws.root, "results", "data")
         changed = {k for k in after if after[k] != before.get(k)}
-        assert changed == own, sorted(changed ^ own)
+        assert changed == OWN_FILES, sorted(changed ^ OWN_FILES)
+        # the figures, claims and report no longer show the folder: the last line says so and
+        # which command redraws them, which plans the drawing and nothing else
+        last = _text(res).strip().splitlines()[-1]
+        assert last == ("tabbench: the summary, claims and figures and the report of results/ "
+                        f"are older than {target} or missing: redraw with `snakemake --cores 1 "
+                        "figures` (nothing is trained)"), _text(res)[-3000:]
+        assert _planned(ws, "figures") == {"regenerate": 1, "report": 1, "figures": 1,
+                                           "total": 3}
 
 
-def test_a_damaged_file_ends_figures_and_report_with_one_line(smoke, tmp_path):
-    """A damaged selected file (figures) or runs file (report): the regenerate job that reads
-    it fails with one line naming the file and how to rebuild it, which Snakemake prints."""
-    cases = [("figures", "results/selected/xgboost/kc1.parquet",
-              "`snakemake results/selected/xgboost/kc1.parquet --forcerun select`"),
-             ("report", "results/runs/xgboost/kc1/split0.parquet",
-              "`snakemake results/runs/xgboost/kc1/split0.parquet --forcerun train`")]
-    for target, damaged, rebuild in cases:
-        with _restored(smoke, tmp_path) as ws:
-            damage(ws.root / damaged, "truncated")
+def test_one_command_retrains_a_pair_and_redraws_everything(smoke, tmp_path):
+    """`snakemake results/selected/M/D.parquet figures --forcerun train`: that pair's training
+    and selection, then the summary, claims, figures and report, and nothing else; afterwards
+    the study and `figures` are up to date."""
+    with _restored(smoke, tmp_path) as ws:
+        before = _mtimes(ws.root, "results", "data")
+        drawn_before = _drawn(ws.root)
+        res = ws.snakemake("--cores", "2", "results/selected/xgboost/kc1.parquet", "figures",
+                           "--forcerun", "train")
+        assert res.returncode == 0, _text(res)[-3000:]
+        assert job_stats(_text(res)) == {"train": 1, "select": 1, "regenerate": 1, "report": 1,
+                                         "figures": 1, "total": 5}, _text(res)[-3000:]
+        after = _mtimes(ws.root, "results", "data")
+        changed = {k for k in after if after[k] != before.get(k)}
+        drawing = {k for k in changed if k.startswith(("results/summary/", "results/figures/"))}
+        logs = {"results/logs/regenerate.log", "results/logs/report.log"}
+        assert changed - drawing == OWN_FILES | logs | {"results/report.html"}
+        assert drawing | {"results/report.html"} == set(drawn_before)  # every one written again
+        assert "tabbench: the summary" not in _text(res)  # nothing left stale
+        for args in ([], ["figures"]):
+            assert "Nothing to be done" in _text(ws.snakemake("--cores", "1", "-n", *args))
+
+
+def test_a_damaged_file_stops_figures_in_one_line_and_deletes_nothing_drawn(smoke, tmp_path):
+    """A truncated runs file, then `snakemake figures` or `report`: one line naming it and how
+    to rebuild it, before any job; every file drawn before is still there, byte for byte
+    (Snakemake deleted the failed job's outputs: all of summary/ and figures/)."""
+    damaged = "results/runs/xgboost/kc1/split0.parquet"
+    with _restored(smoke, tmp_path) as ws:
+        drawn = _drawn(ws.root)
+        damage(ws.root / damaged, "truncated")
+        for target in ("figures", "report"):
             res = ws.snakemake("--cores", "1", target)
             assert res.returncode != 0, _text(res)[-3000:]
-            assert "Rule: train" not in _text(res) and "rule train" not in _text(res)
-            log = (ws.root / "results" / "logs" / "regenerate.log").read_text()
-            log = log.strip().splitlines()
-            assert len(log) == 1 and log[0].startswith(
-                f"tabbench figures: error: {damaged} cannot be read"), log
-            assert log[0].endswith(f"rebuild it with {rebuild}"), log
-            assert log[0] in _text(res)
+            last = _text(res).strip().splitlines()[-1]
+            assert last.startswith(f"tabbench: {damaged} cannot be read, truncated or corrupt"), \
+                _text(res)[-3000:]
+            assert last.endswith(f"rebuild it with `snakemake {damaged} --forcerun train`. "
+                                 "Nothing was redrawn: the summary, figures and report in "
+                                 "results/ are those drawn before"), last
+            assert "Job stats" not in _text(res)
+            assert _drawn(ws.root) == drawn
+
+
+def test_a_job_that_fails_on_a_damaged_file_keeps_what_was_drawn_and_selected(smoke, tmp_path):
+    """Damage only a reader of the data notices (a corrupt page behind an intact footer): the
+    regenerate job fails with one line naming the file, and what was drawn before is put back;
+    a resume whose select job fails on a truncated runs file keeps the selected file (which
+    Snakemake deleted)."""
+    runs = "results/runs/xgboost/kc1/split0.parquet"
+    selected = "results/selected/xgboost/kc1.parquet"
+    with _restored(smoke, tmp_path) as ws:
+        drawn = _drawn(ws.root)
+        damage(ws.root / runs, "page")
+        res = ws.snakemake("--cores", "1", "figures")
+        assert res.returncode != 0, _text(res)[-3000:]
+        log = (ws.root / "results" / "logs" / "regenerate.log").read_text().strip().splitlines()
+        assert len(log) == 1 and log[0].startswith(
+            f"tabbench figures: error: {runs} cannot be read"), log
+        assert log[0] in _text(res)
+        assert _drawn(ws.root) == drawn
+
+        kept = (ws.root / selected).read_bytes()
+        damage(ws.root / runs, "truncated")
+        res = ws.snakemake("--cores", "1")  # a resume: the select job reruns on the newer runs
+        assert res.returncode != 0, _text(res)[-3000:]
+        assert "Error in rule select" in _text(res), _text(res)[-3000:]
+        assert (ws.root / selected).read_bytes() == kept
+        assert set(_drawn(ws.root)) == set(drawn)
 
 
 # --- after a SIGINT ---------------------------------------------------------------------------
@@ -272,9 +345,18 @@ def test_a_folder_from_before_run_config_gets_one_from_its_next_training(smoke, 
         assert yaml.safe_load(stored.read_text())["preset"] == "smoke"
 
 
-def test_figures_on_a_folder_without_results_say_so(tmp_path):
+def test_figures_on_a_folder_without_results_say_so_in_one_line(tmp_path):
     ws = Workspace(tmp_path / "wf")
     res = ws.snakemake("--cores", "1", "-n", "figures")
     assert res.returncode != 0
-    assert "results/ holds no complete results to draw figures from" in _text(res)
+    assert _text(res).strip().splitlines()[-1].startswith(
+        "tabbench: results/ holds no complete results to draw figures from."), _text(res)
     assert "Job stats" not in _text(res) and not (ws.root / "results").exists()
+    # a folder that does not exist, named with a typo of one that does
+    (ws.root / "results" / "runs").mkdir(parents=True)
+    res = ws.snakemake("--cores", "1", "figures", "--config", "results_dir=reslts")
+    assert res.returncode != 0
+    assert _text(res).strip().splitlines()[-1].startswith(
+        "tabbench: results folder reslts/ does not exist (did you mean 'results'?). Run the "
+        "study first"), _text(res)
+    assert "Exception" not in _text(res) and "Traceback" not in _text(res)

@@ -160,7 +160,7 @@ def test_figures_from_cache_run_only_the_regenerate_job(workspace: Path):
                             epochs={"mlp": (8, 8)})
     write_synthetic_results(ws / "results", [SyntheticDataset("partial_e", 2_000, 2)], ["mlp"],
                             1, n_configs=2, epochs={"mlp": (8, 8)})
-    assert _planned_jobs(ws, "figures") == {"regenerate": 1, "figures": 1}
+    assert _planned_jobs(ws, "figures") == {"regenerate": 1, "report": 1, "figures": 1}
     before = _mtimes(ws / "results" / "runs") | _mtimes(ws / "results" / "selected")
     _snakemake(ws, "figures")
     assert not (ws / "data").exists()
@@ -189,7 +189,7 @@ def test_what_the_figures_compare_is_a_redraw_setting_checked_before_any_job(wor
     meta = json.loads((ws / "results" / "summary" / "meta.json").read_text())
     assert meta["baseline"] == "TS-Ref.+TS"
     # and going back to the paper's redraws (the job's params changed), nothing upstream
-    assert _planned_jobs(ws, "figures") == {"regenerate": 1, "figures": 1}
+    assert _planned_jobs(ws, "figures") == {"regenerate": 1, "report": 1, "figures": 1}
 
 
 def test_a_large_threshold_of_0_reaches_the_regenerate_job_as_0(workspace: Path):

@@ -16,6 +16,7 @@ import yaml
 from tabbench.core.layout import DataLayout, ResultsLayout
 from tabbench.settings.schema import ConfigError
 from tabbench.settings.run_config import remember, settle
+from tabbench.study.targets import plan_drawing
 
 
 def _workflow_configfiles():
@@ -50,10 +51,9 @@ DATA = CFG["data_dir"]
 RESULTS = CFG["results_dir"]
 DATA_LAYOUT = DataLayout(DATA)
 RESULTS_LAYOUT = ResultsLayout(RESULTS)
-
-# The targets drawn from what the results folder holds, by the one regenerate job (report.smk):
-# they plan no data, training or selection job, whatever state the folder is in.
-CACHE_TARGETS = {"figures", "report", "regenerate"}
+# where the folder's study is declared: its run_config.yaml, or (a folder without one) None:
+# config.yaml and the command line
+STUDY_SETTINGS_FILE = RESULTS_LAYOUT.run_config if SETTLED.stored is not None else None
 
 
 class NotARerunTrigger:
@@ -70,6 +70,17 @@ class NotARerunTrigger:
         return self.text
 
 
+def kept_on_failure(path):
+    """An output that a failed job leaves as it was: Snakemake's `update` flag. Snakemake
+    removes the outputs of a failed job; a drawing job (regenerate, report) or a selection
+    that fails on a damaged input (a truncated runs file: one line naming it) would then
+    delete every figure, table, selected file or report drawn before. Flagged, an output is
+    not removed before the job, is copied aside while it runs and put back if it fails (all of
+    them, also those the job had written again). Put back, it is newer than the damaged
+    input: the next run draws it again once that input is rebuilt."""
+    return update(path)
+
+
 def requested_targets():
     """The targets this invocation asked for (rule names or files; empty = the default target
     `all`). The one place the workflow reads Snakemake's internals for it
@@ -79,30 +90,23 @@ def requested_targets():
     return [str(t) for t in (getattr(settings, "targets", None) or [])]
 
 
+def drawing():
+    """What this invocation's targets ask of the regenerate job (report.smk), from
+    tabbench.study.targets.plan_drawing: whether it draws from the folder's cache (`figures`,
+    `report`, their files: no data, training or selection job is planned for it, whatever
+    state the folder is in) and which runs or selected files asked for beside them are made
+    first; not for the default target `all` (the study) or any other."""
+    return plan_drawing(requested_targets(), RESULTS)
+
+
 def draws_from_cache():
-    """True when every target of this invocation is drawn by the regenerate job from the
-    folder's cache: a rule of CACHE_TARGETS, a file under summary/ or figures/, or the report;
-    False for the default target `all` (the study) or any other."""
-    targets = requested_targets()
-    if not targets:
-        return False
-    summary, figures = (
-        os.path.normpath(f)
-        for f in (RESULTS_LAYOUT.summary_dir, RESULTS_LAYOUT.figures_dir)
-    )
-    for t in targets:
-        path = os.path.normpath(t)
-        if t in CACHE_TARGETS or path == os.path.normpath(RESULTS_LAYOUT.report):
-            continue
-        if not (path.startswith(summary + os.sep) or os.path.dirname(path) == figures):
-            return False
-    return True
+    return drawing().from_cache
 
 
 def remember_run_config():
     """Start hook: a run that starts jobs on a folder without run_config.yaml writes it (not one
     that only draws figures from a folder without run_config.yaml)."""
-    if SETTLED.stored is None and not draws_from_cache():
+    if SETTLED.stored is None and not drawing().trains_nothing:
         if remember(RESULTS, CFG):
             print(
                 f"tabbench: wrote {RESULTS_LAYOUT.run_config} (this folder's settings)",

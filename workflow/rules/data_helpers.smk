@@ -7,7 +7,8 @@
 #   processed_path(ds)   data/processed/<ds>.parquet   (docs/design.md §3 contract)
 #   splits_path(ds)      data/splits/<ds>.parquet
 #   check_dataset(ds)    rejects, while the DAG is built, a dataset no chosen source knows
-#                        (and with trained=True one the data stage did not keep)
+#                        (with trained=True one the data stage did not keep, with study=True
+#                        one the study's suite does not hold)
 #   data_targets(wc)     the data part of the `all` target (registered in TARGET_FUNCTIONS)
 # and what the data stage says in the terminal (openml_banner, print_data_summary,
 # print_fetch_errors).
@@ -21,6 +22,7 @@ import time
 from tabbench.data.manifest import known_names, suite_names, unknown_dataset_message
 from tabbench.data.pipeline import not_kept_reason, read_kept
 from tabbench.settings.presets import row_cap
+from tabbench.study.targets import DATASET, not_in_study
 
 DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
 # an excluded name the suite does not hold stops the run before any job, in one line
@@ -93,12 +95,15 @@ def _known_datasets():
 _SUITE = frozenset(DATASETS)
 
 
-def check_dataset(ds, trained=False):
+def check_dataset(ds, trained=False, study=False):
     """A target may name a dataset of the suite or one a chosen source knows; any other name
     (a typo, `nosuchdata`) stops the run while the DAG is built, before any job runs or writes
     a file, in one line with the names the sources know. ``trained``: the target needs the
     dataset split (a split, runs or selected file), so a dataset the data stage already did not
     keep (its filter report says why: hypothyroid in the demo) stops it too, in one line.
+    ``study``: the target is a result of the folder's study (a runs or selected file), so a
+    dataset its suite does not hold stops it too (tabbench.study.targets.not_in_study): its
+    results would join the folder's figures and claims.
 
     One line, not an exception: Snakemake would wrap an exception raised here in a dozen lines
     of InputFunctionException; SystemExit passes through its DAG building, before any lock.
@@ -106,6 +111,9 @@ def check_dataset(ds, trained=False):
     if ds not in _SUITE and ds not in _known_datasets():
         known = sorted(_known_datasets() | _SUITE, key=lambda n: (n.lower(), n))
         sys.exit(f"tabbench: {unknown_dataset_message(ds, known, CFG['sources'])}")
+    if study and ds not in _SUITE:
+        why = not_in_study(DATASET, ds, DATASETS, RESULTS, STUDY_SETTINGS_FILE)
+        sys.exit(f"tabbench: {why}")
     why = not_kept_reason(processed_json(ds)) if trained else None
     if why is not None:
         sys.exit(

@@ -6,7 +6,7 @@
 #               summary tables and the claims -> results/summary/, every figure (the paper's and
 #               the diagnostics' from the replay files present) -> results/figures/, and the
 #               report's opening page -> results/summary/study.rst
-#   figures     target: what regenerate writes
+#   figures     target: what regenerate writes, and the report
 #   report      target: results/report.html, self-contained (figures, captions, claims)
 #
 # What regenerate waits for (regenerate_input in report_helpers.smk): under `figures`/`report`
@@ -29,8 +29,9 @@ rule regenerate:
     input:
         regenerate_input,
     output:
+        # kept as they were when the job fails (kept_on_failure, common.smk)
         regenerate_outputs(),
-        description=DESCRIPTION,
+        description=kept_on_failure(DESCRIPTION),
     log:
         RESULTS_LAYOUT.log("regenerate"),
     conda:
@@ -49,18 +50,20 @@ rule regenerate:
 
 
 rule figures:
+    # what the regenerate job draws, and the HTML report on it: nothing drawn is left stale
     input:
         REGENERATE_FILES,
+        RESULTS_LAYOUT.report,
 
 
 rule report:
     # `snakemake --report` is a separate Snakemake invocation on the same workflow (target
-    # `figures`, whose producer's outputs carry the report() flags and captions); it only reads
+    # `regenerate`, whose outputs carry the report() flags and captions); it only reads
     # metadata, hence --nolock. This run's --config values are handed over as a config file.
     input:
         REGENERATE_FILES,
     output:
-        RESULTS_LAYOUT.report,
+        kept_on_failure(RESULTS_LAYOUT.report),
     log:
         RESULTS_LAYOUT.log("report"),
     run:

@@ -10,8 +10,8 @@ import sys
 import tempfile
 
 import yaml
-from snakemake.exceptions import WorkflowError
 
+from tabbench.core.io import UnreadableFileError, check_parquet
 from tabbench.summary.aggregate import SUMMARY_FILES
 from tabbench.core.layout import ResultsLayout
 from tabbench.diagnostics.paths import (
@@ -20,7 +20,11 @@ from tabbench.diagnostics.paths import (
     DIAGNOSTIC_TABLE_FILES,
 )
 from tabbench.plots import FIGURE_STEMS, stopping_metric_legend
-from tabbench.report.results_folder import regenerate_inputs
+from tabbench.report.results_folder import (
+    nothing_to_draw,
+    regenerate_inputs,
+    stale_drawing,
+)
 from tabbench.settings.table import VIEW_KEYS
 from tabbench.summary.view import ViewError, view_from_config
 from tabbench.report.study_description import (
@@ -74,6 +78,9 @@ PATIENCE_FLAG = f" --patience {shlex.quote(json.dumps(CFG.get('patience')))}"
 # the report's opening page (Snakemake's global `report:` description), drawn from the folder
 DESCRIPTION = RESULTS_LAYOUT.summary(DESCRIPTION_FILE)
 
+# what a drawing that stops on a damaged input leaves
+DRAWN_KEPT = f"the summary, figures and report in {RESULTS}/ are those drawn before"
+
 # Functions (wildcards) -> files of the study that the redraw must wait for besides its runs and
 # selected files (diagnostics.smk adds the replay files when the replay is asked for).
 REGENERATE_INPUT_FUNCTIONS = []
@@ -106,7 +113,8 @@ def regenerate_outputs():
     """REGENERATE_FILES but the description (a named output) as the rule's outputs: the HTML
     report shows claims.html (the paper's claims, checked; tabbench.summary.claims) and each figure's
     png, with the caption workflow/report/{stem}.rst, under the categories the opening page
-    links to (tabbench.report.study_description); the other files are plain outputs."""
+    links to (tabbench.report.study_description); the other files are plain outputs. Every one
+    is flagged update (kept_on_failure)."""
     captions = {
         RESULTS_LAYOUT.summary(SUMMARY_FILES["claims_html"]): (
             "claims",
@@ -121,13 +129,13 @@ def regenerate_outputs():
     out = []
     for path in REGENERATE_FILES[:-1]:  # the description is the last
         if path not in captions:
-            out.append(path)
+            out.append(kept_on_failure(path))
             continue
         name, category = captions[path]
         label = {"table": name} if category == CLAIMS_CATEGORY else {"figure": name}
         out.append(
             report_flag(
-                path,
+                kept_on_failure(path),
                 caption=f"../report/{name}.rst",
                 category=category,
                 labels=label,
@@ -157,13 +165,15 @@ _SAID = set()
 
 def regenerate_input(wildcards):
     """What the regenerate job reads and waits for; the one branch of the workflow on what
-    this invocation asked for (draws_from_cache, common.smk).
+    this invocation asked for (drawing, common.smk).
 
     * Drawn from the cache (`figures`, `report`, their files): the files the folder holds for
       its complete results (tabbench.report.results_folder.regenerate_inputs), flagged before_update:
       Snakemake then looks for no job that makes them, so no data, training or selection job
       can be planned whatever preceded (a changed config or rule, data newer than the runs, an
       interrupted run), and it reruns this one job when one of them changed or the set did.
+      Runs or selected files asked for beside them (`snakemake results/selected/m/d.parquet
+      figures --forcerun train`) are plain inputs: made first, that pair alone.
     * Otherwise (the study, `all`; `diagnostics`): every runs and selected file of the study
       (and what REGENERATE_INPUT_FUNCTIONS add), so the figures come after the last training;
       plus, used as they are, the other files the folder holds. On a finished study both lists
@@ -173,23 +183,38 @@ def regenerate_input(wildcards):
     cached = [
         f"{RESULTS}/{os.path.relpath(p, RESULTS)}" for p in regenerate_inputs(RESULTS)
     ]
-    if draws_from_cache():
-        if not cached:
-            raise WorkflowError(
-                f"{RESULTS}/ holds no complete results to draw figures from. Run the study "
-                "first (e.g. `snakemake --cores 2 --config preset=demo`), or point "
-                "results_dir at a results folder."
+    plan = drawing()
+    if plan.from_cache:
+        rebuilt = list(plan.rebuilt)
+        if not cached and not rebuilt:
+            # one line (an exception here would be a dozen of Snakemake's)
+            sys.exit(f"tabbench: {nothing_to_draw(RESULTS)}")
+        # a damaged file stops the run here, in one line naming it, before the job starts
+        # (whose failure would leave the outputs as they were: kept_on_failure, common.smk);
+        # not one that this invocation may write again
+        try:
+            check_parquet(
+                p for p in cached if p.endswith(".parquet") and not plan.may_rebuild(p)
             )
+        except UnreadableFileError as e:
+            sys.exit(f"tabbench: {e}. Nothing was redrawn: {DRAWN_KEPT}")
         if "cache" not in _SAID:
             _SAID.add("cache")
+            made = (
+                f" after making {', '.join(rebuilt)}"
+                if rebuilt
+                else " (cached results only: nothing is trained)"
+            )
             print(
                 f"tabbench: figures from the {len(cached)} files of the complete (model, "
-                f"dataset) results in {RESULTS}/ (cached results only: nothing is trained). "
-                "Snakemake redraws only when they changed; to redraw an up-to-date folder "
-                "anyway, add --forcerun regenerate",
+                f"dataset) results in {RESULTS}/{made}. Snakemake redraws only when they "
+                "changed; to redraw an up-to-date folder anyway, add --forcerun regenerate",
                 file=sys.stderr,
             )
-        return [before_update(p) for p in cached]
+        known = set(rebuilt)
+        return rebuilt + [
+            before_update(p) for p in cached if os.path.normpath(p) not in known
+        ]
     study = train_targets(wildcards) + study_selected(wildcards)
     for fn in REGENERATE_INPUT_FUNCTIONS:
         study += fn(wildcards)
@@ -203,18 +228,32 @@ def regenerate_input(wildcards):
 TARGET_FUNCTIONS.append(lambda wildcards: [RESULTS_LAYOUT.report])
 
 
+def say_when_drawings_are_stale(log, success):
+    """End hook: a run that left the folder's summary, claims, figures or report older than
+    its results (one pair retrained: `snakemake results/selected/m/d.parquet --forcerun
+    train`) says so last, with the command that redraws them
+    (tabbench.report.results_folder.stale_drawing); a run that drew them says nothing.
+    """
+    if not success:
+        return
+    why = stale_drawing(RESULTS)
+    if why is not None:
+        print(f"tabbench: {why}", file=sys.stderr, flush=True)
+
+
+END_FUNCTIONS.append(say_when_drawings_are_stale)
+
+
 # tabbench's stylesheet for the report: every page, the long opening one included, opens at its
 # top (the file says why)
-REPORT_STYLESHEET = os.path.join(
-    os.path.dirname(os.path.abspath(workflow.main_snakefile)),
-    "workflow",
-    "report",
-    "report.css",
+# (beside the rule files, wherever the Snakefile that includes them is)
+REPORT_STYLESHEET = os.path.abspath(
+    workflow.current_basedir.join("../report/report.css").get_path_or_uri(True)
 )
 
 
 def build_report(html_out, log_path, cfg):
-    """Run `snakemake --report` on this workflow (target `figures`) into ``html_out``.
+    """Run `snakemake --report` on this workflow (target `regenerate`) into ``html_out``.
 
     A separate Snakemake invocation on the same workflow; it only reads metadata, hence
     --nolock. ``cfg`` is this invocation's own --config/--configfile values, handed over as a
@@ -242,7 +281,7 @@ def build_report(html_out, log_path, cfg):
             html,
             "--report-stylesheet",
             REPORT_STYLESHEET,
-            "figures",
+            "regenerate",
         ]
         with open(log_path, "w") as fh:
             subprocess.run(cmd, check=True, stdout=fh, stderr=subprocess.STDOUT)

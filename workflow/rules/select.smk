@@ -13,7 +13,8 @@ rule select:
     input:
         runs=select_input,
     output:
-        RESULTS_LAYOUT.selected("{model}", "{dataset}"),
+        # a selection that fails (a damaged runs file) keeps the last one (common.smk)
+        kept_on_failure(RESULTS_LAYOUT.selected("{model}", "{dataset}")),
     log:
         RESULTS_LAYOUT.log("select", "{model}", "{dataset}"),
     wildcard_constraints:

@@ -4,9 +4,10 @@ from tabbench.summary.stopping_rules import patiences_for
 
 
 def select_input(wildcards):
-    """The runs files of every configured split of one (model, dataset), a dataset the
-    configuration knows."""
-    check_dataset(wildcards.dataset, trained=True)
+    """The runs files of every configured split of one (model, dataset) of the study
+    (check_study_model, train_helpers.smk; check_dataset)."""
+    check_study_model(wildcards.model)
+    check_dataset(wildcards.dataset, trained=True, study=True)
     return [
         RESULTS_LAYOUT.runs(wildcards.model, wildcards.dataset, i)
         for i in range(CFG["n_splits"])

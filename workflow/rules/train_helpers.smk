@@ -1,5 +1,6 @@
 # Helpers of workflow/rules/train.smk (kept apart from the rules, as Snakemake's linter asks).
 import shlex
+import sys
 
 from tabbench.models.registry import get_model, is_network, model_names
 from tabbench.models.stacked.plan import (
@@ -10,6 +11,7 @@ from tabbench.models.stacked.plan import (
 )
 from tabbench.settings.presets import n_configs_for
 from tabbench.settings.table import all_settings
+from tabbench.study.targets import MODEL, not_in_study
 
 # every setting with its CLI flag and whether it changes the records (the rerun policy)
 ALL_SETTINGS = all_settings()
@@ -25,9 +27,23 @@ GPU_CLAIM_KEYS = (
 MODEL_PATTERN = "|".join(sorted(model_names()))
 
 
+def check_study_model(model):
+    """A runs or selected target of a model the folder's study does not declare (a typo
+    included) stops the run while the DAG is built, in one line saying how to add it on
+    purpose (tabbench.study.targets.not_in_study): its results would join the folder's
+    figures and claims."""
+    why = not_in_study(
+        MODEL, model, CFG["models"], RESULTS, STUDY_SETTINGS_FILE, sorted(model_names())
+    )
+    if why is not None:
+        sys.exit(f"tabbench: {why}")
+
+
 def train_input(wildcards):
-    """The processed data and splits of the job's dataset (one the configuration knows)."""
-    check_dataset(wildcards.dataset, trained=True)
+    """The processed data and splits of the job's dataset: one of the study's, for one of its
+    models (check_study_model, check_dataset)."""
+    check_study_model(wildcards.model)
+    check_dataset(wildcards.dataset, trained=True, study=True)
     return {
         "processed": processed_path(wildcards.dataset),
         "splits": splits_path(wildcards.dataset),

@@ -178,9 +178,17 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
         fig.suptitle(f"{what}: {METRIC_LABELS.get(metric, metric)} relative to {baseline}, "
                      f"{subset_txt} (n = {n}){few}")
         drawn = []
+        omitted: dict[str, list[str]] = {}
         for ax, regime in zip(axes, regimes, strict=False):
             data = sub[sub["regime"] == regime]
-            ax.set_title(f"{REGIME_TITLES[regime]} (n = {_n_text(data)} datasets)")
+            title = f"{REGIME_TITLES[regime]} (n = {_n_text(data)} datasets)"
+            # a model of the figure with no pair in this regime (e.g. a network trained at
+            # its default config only): the panel says it is left out, not silently absent
+            omitted[regime] = [m for m in drawn_models if not (data["model"] == m).any()]
+            if omitted[regime] and not data.empty:
+                names = ", ".join(model_label(m) for m in omitted[regime])
+                title += f"\nnot drawn: {names} (no {regime} results)"
+            ax.set_title(title)
             if data.empty:
                 reason = (f"No dataset with ≥ {large_rows:,} rows in these results"
                           if large_only and len(rel) else "No selected results for this regime")
@@ -208,7 +216,8 @@ def relative_boxes(summary: dict, out_dir: str | Path, stem: str, metric: str,
         fig.tight_layout(rect=(0, 0.05, 1, 1))
         ylims = {regime: tuple(ax.get_ylim()) for ax, regime in zip(axes, regimes, strict=False)}
         files = save(fig, out_dir, stem)
-    return {"files": files, "boxes": drawn, "n_datasets": n, "ylims": ylims}
+    return {"files": files, "boxes": drawn, "n_datasets": n, "ylims": ylims,
+            "omitted": {r: m for r, m in omitted.items() if m}}
 
 
 def fig5(summary: dict, out_dir: str | Path) -> dict:

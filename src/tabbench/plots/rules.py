@@ -2,7 +2,8 @@
 (:mod:`tabbench.summary.rule_summary`):
 
 * ``figR_compute_quality`` — per model (rows) and regime (columns): for every stopping metric
-  (+TS, one colour) and rule (one marker; the metric's rules joined by a line), the median
+  (+TS, one colour) and rule (one marker, named in the legend in each model's unit; the
+  metric's rules joined by a line), the median
   fraction of epochs (boosting rounds) trained against the median relative test logloss after
   TS to the baseline under the whole-run rule (all datasets);
 * ``figR_regret_by_rule`` — the same panels: per stopping metric and rule, the median regret
@@ -64,13 +65,48 @@ def _rank(g: pd.DataFrame) -> dict[str, int]:
     return {c: i for i, c in enumerate(dict.fromkeys(g["choice"]))}
 
 
+def _rule_label(choice: str, unit: str) -> str:
+    """A rule as the legend names it: ``whole run (best epoch)``, or the patience in the
+    model's unit's last word (``patience 20 rounds``, ``patience 8 epochs``)."""
+    if choice == "best":
+        return "whole run (best epoch)"
+    if choice.startswith("patience "):
+        return f"{choice} {unit.split()[-1]}s"
+    return choice
+
+
+def _joined(labels: dict[str, None]) -> str:
+    """The rules one marker stands for across models, ``patience 20 rounds / 8 epochs``."""
+    out: list[str] = []
+    for label in labels:
+        out.append(label.removeprefix("patience ") if out and label.startswith("patience ")
+                   and out[0].startswith("patience ") else label)
+    return " / ".join(out)
+
+
+def _legend_handles(colours: dict[str, tuple], markers: dict[int, dict[str, None]]
+                    ) -> tuple[list, list]:
+    """The legend's two rows: a line per stopping metric (its colour), and a marker per rule
+    position with the rules it stands for in each model's unit (``patience 20 rounds / 8
+    epochs``: the boosters' and the networks' first patience share a marker)."""
+    metrics = [Line2D([], [], color=colours[m], marker="o", lw=0.8, label=m) for m in colours]
+    rules = [Line2D([], [], color="0.45", marker=_MARKERS[i % len(_MARKERS)], ls="none",
+                    markeredgecolor="black" if i == 0 else "none", markeredgewidth=0.5,
+                    label=_joined(markers[i]))
+             for i in sorted(markers)]
+    return metrics, rules
+
+
 def _panels(summary: dict, out_dir: str | Path, stem: str, value: str, ylabel: str, title: str,
             x_fraction: bool) -> dict:
     """One panel per (model, regime): a point per (stopping metric, rule) at x = the fraction
-    trained (``x_fraction``) or the rule's position, y = ``value`` of the rules table."""
+    trained (``x_fraction``) or the rule's position, y = ``value`` of the rules table. The
+    legend names every colour (stopping metric) and every marker (rule) drawn; returns the
+    points and the legend's labels."""
     table = _table(summary)
     models = order_models(table["model"].unique()) if len(table) else []
     colours = _colours(table)
+    markers: dict[int, dict[str, None]] = {}  # marker position -> the rules it stands for
     drawn = []
     with figure_style():
         rows = max(1, len(models))
@@ -100,6 +136,7 @@ def _panels(summary: dict, out_dir: str | Path, stem: str, value: str, ylabel: s
                     ax.plot(xs[order], ys[order], "-", color=colours[method], lw=0.8,
                             alpha=0.6, zorder=1)
                     for x, y, choice in zip(xs, ys, gm["choice"], strict=True):
+                        markers.setdefault(rank[choice], {})[_rule_label(choice, unit)] = None
                         ax.scatter([x], [y], color=colours[method], s=22, zorder=2,
                                    marker=_MARKERS[rank[choice] % len(_MARKERS)],
                                    edgecolors="black" if choice == "best" else "none",
@@ -118,15 +155,24 @@ def _panels(summary: dict, out_dir: str | Path, stem: str, value: str, ylabel: s
                     ax.set_xlabel(f"stopping rule (patience in {unit}s)")
                 if c == 0:
                     ax.set_ylabel(lower_is_better(ylabel))
+        legend = []
         if has_patience:
-            fig.legend(handles=[Line2D([], [], color=colours[m], marker="o", lw=0.8, label=m)
-                                for m in colours], loc="lower center",
-                       ncol=min(4, len(colours)), frameon=False, fontsize=7)
-            fig.tight_layout(rect=(0, 0.04 + 0.02 * (len(colours) // 4), 1, 1))
+            row = 0.2 / fig.get_figheight()  # one legend row at 7 pt, in figure height
+            metrics, rules = _legend_handles(colours, markers)
+            # a row holds about 110 characters at 7 pt across the figure's width
+            n_rows = [max(1, -(-sum(len(h.get_label()) + 6 for h in hs) // 110))
+                      for hs in (rules, metrics)]
+            bottom = 0.0
+            for handles, lines in zip((rules, metrics), n_rows, strict=True):  # rules lowest
+                fig.legend(handles=handles, loc="lower center", ncol=-(-len(handles) // lines),
+                           frameon=False, fontsize=7, bbox_to_anchor=(0.5, bottom))
+                bottom += lines * row
+            legend = [h.get_label() for h in (*metrics, *rules)]
+            fig.tight_layout(rect=(0, bottom + 0.3 * row, 1, 1))
         else:
             fig.tight_layout()
         files = save(fig, out_dir, stem)
-    return {"files": files, "points": drawn}
+    return {"files": files, "points": drawn, "legend": legend}
 
 
 def fig_compute_quality(summary: dict, out_dir: str | Path) -> dict:

@@ -36,10 +36,12 @@ from tabbench.core.layout import (
     folder_n_splits,
     replay_sidecar,
 )
+from tabbench.core.suggest import did_you_mean
 from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
 from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.study_description import write_description
-from tabbench.settings.run_config import folder_settings
+from tabbench.settings.presets import scale_note
+from tabbench.settings.run_config import folder_config, folder_settings
 from tabbench.summary.aggregate import (
     LARGE_ROWS,
     SUMMARY_FILES,
@@ -88,6 +90,71 @@ def regenerate_inputs(results: str | Path) -> list[Path]:
             if npz.is_file() and replay_sidecar(npz).is_file():
                 out += [npz, replay_sidecar(npz)]
     return out
+
+
+def is_results_folder(path: str | Path) -> bool:
+    """Whether ``path`` looks like a results folder: it has its settings, runs or selected
+    files (:class:`tabbench.core.layout.ResultsLayout`)."""
+    layout = ResultsLayout(path)
+    return any(Path(p).exists() for p in (layout.run_config, layout.runs_dir,
+                                         Path(layout.root) / "selected"))
+
+
+def nothing_to_draw(results: str | Path) -> str | None:
+    """Why ``results`` has nothing to draw figures from, in one line (None: it has complete
+    results, :func:`discover`): a folder that does not exist (with the results folders beside
+    it whose names are close: a typo shows) or one without a complete (model, dataset)."""
+    if discover(results):
+        return None
+    folder = Path(results)
+    start = ("Run the study first (e.g. `snakemake --cores 2 --config preset=demo`), which "
+             "draws them at its end")
+    if not folder.is_dir():
+        parent = folder.parent if str(folder.parent) else Path(".")
+        siblings = ([p.name for p in parent.iterdir() if p.is_dir() and is_results_folder(p)]
+                    if parent.is_dir() else [])
+        return (f"results folder {os.fspath(results)}/ does not exist"
+                f"{did_you_mean(folder.name, siblings)}. {start}, or name a results folder "
+                "with --config results_dir=DIR")
+    return (f"{os.fspath(results)}/ holds no complete results to draw figures from. {start}, "
+            "or point results_dir at a results folder")
+
+
+def redraw_command(results: str | Path) -> str:
+    """The command that redraws the summary, claims, figures and report of ``results`` from
+    what it holds (``--config results_dir=`` for a folder other than ``results``, as
+    :func:`tabbench.core.layout.rebuild_hint` writes it)."""
+    root = Path(results)
+    other = "" if root == Path("results") else f" --config results_dir={root}"
+    return f"snakemake --cores 1 figures{other}"
+
+
+def stale_drawing(results: str | Path) -> str | None:
+    """Why the summary, claims, figures or report of ``results`` do not show what it holds, in
+    one line with the command that redraws them (:func:`redraw_command`); None when they do,
+    or when there is nothing to draw. A part is stale where a file the drawing reads
+    (:func:`regenerate_inputs`: a pair retrained or selected again, a replay) is newer than it,
+    or where it is missing: the summary with its claims and figures (``meta.json``, written
+    last of the summary), the report (``report.html``, built after the figures)."""
+    inputs = regenerate_inputs(results)
+    if not inputs:
+        return None
+    layout = ResultsLayout(results)
+    parts = {"summary, claims and figures": Path(layout.summary(META)),
+             "report": Path(layout.report)}
+    redraw = f"`{redraw_command(results)}` (nothing is trained)"
+    if not any(p.is_file() for p in parts.values()):
+        return (f"{os.fspath(results)}/ holds {len(discover(results))} complete (model, dataset)"
+                f" results and no summary, claims, figures or report yet: draw them with "
+                f"{redraw}")
+    newest = max(inputs, key=lambda p: p.stat().st_mtime)
+    stale = [name for name, p in parts.items()
+             if not p.is_file() or p.stat().st_mtime < newest.stat().st_mtime]
+    if not stale:
+        return None
+    verb = "is" if stale == ["report"] else "are"
+    return (f"the {' and the '.join(stale)} of {os.fspath(results)}/ {verb} older than "
+            f"{os.fspath(newest)} or missing: redraw with {redraw}")
 
 
 def collect_selected(results: str | Path, jobs: int | None = None, reselect: bool = False,
@@ -165,6 +232,16 @@ def folder_balance(results: str | Path, datasets: list[str],
     return found
 
 
+def study_of(results: str | Path) -> dict[str, str | None]:
+    """The run a results folder holds, for its summary's ``meta.json`` and claims: its preset
+    (None: the folder has no ``run_config.yaml``) and, for a reduced-scale run, why it cannot
+    judge the paper (:func:`tabbench.settings.presets.scale_note`)."""
+    config = folder_config(results)
+    if config is None:
+        return {"preset": None, "scale_note": None}
+    return {"preset": config.get("preset"), "scale_note": scale_note(config)}
+
+
 def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw | None = None,
                    data: str | Path | None = None) -> tuple[dict[str, Any], int]:
     """The summary frames (claims included: :func:`tabbench.summary.aggregate.aggregate_frames`) of
@@ -187,7 +264,7 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw |
     runs_dir = Path(ResultsLayout(results).runs_dir)
     balance = folder_balance(results, sorted(set(selected["dataset"])), data)
     frames = aggregate_frames(selected, runs_dir if runs_dir.is_dir() else None, large_rows,
-                              rope, summary_view, balance)
+                              rope, summary_view, balance, study_of(results))
     return frames, int(large_rows)
 
 

@@ -7,7 +7,8 @@ description must come from the folder itself — the settings it was produced wi
 (:func:`tabbench.report.results_folder.regenerate`) writes it as reStructuredText into the summary
 folder (:data:`DESCRIPTION_FILE`), and the report points at that file:
 
-- what ran: preset, models, the datasets with results, splits, configs, epochs, seed;
+- what ran: preset, models, the datasets with results, splits, configs, epochs, seed (and, for a
+  reduced-scale run such as the demo's, that it cannot judge the paper);
 - at which scale: datasets (how many "large"), their rows, runs files, failed configs;
 - the headline claims table (:func:`tabbench.summary.claims.reproduction_table`, as an RST
 list-table);
@@ -170,6 +171,17 @@ def _scale(selected: pd.DataFrame, meta: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _reduced(meta: Mapping[str, Any]) -> list[str]:
+    """For a reduced-scale run (``meta``'s ``scale_note``:
+    :func:`tabbench.settings.presets.scale_note`), a paragraph under the title that says it
+    cannot judge the paper, so that its verdicts are not read as findings."""
+    note = meta.get("scale_note")
+    if not note:
+        return []
+    return ["", f"**Not a test of the paper** (preset {_literal(meta.get('preset'))}): "
+                f"{_rst(note)}."]
+
+
 def _claims(claims: pd.DataFrame) -> list[str]:
     return ["", "Headline claims", "---------------", "",
             "Each claim of the paper checked on this folder, per model and regime: the median "
@@ -220,7 +232,7 @@ def describe_study(root: str, figures: str, settings: Mapping[str, Any] | None,
             "recorded, the best epoch and config chosen by each stopping metric, each method "
             f"compared on the test set with the baseline {baseline}. "
             f"Drawn from {_literal(root + '/')} by its regenerate job (``snakemake figures``).",
-            "", *_what_ran(settings, selected), *_scale(selected, meta),
+            *_reduced(meta), "", *_what_ran(settings, selected), *_scale(selected, meta),
             *_claims(frames["claims"]),
             *_figures(root, figures, figure_stems, diagnostic_stems)]
     return "{% raw %}\n" + "\n".join(body) + "\n{% endraw %}\n"

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tabbench.core.nulls import is_null
+from tabbench.core.suggest import did_you_mean
 from tabbench.models.registry import GROUP, get_models, model_names, paper_epochs
 from tabbench.settings.table import PAPER_LARGE_ROWS
 
@@ -242,7 +243,8 @@ def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
     check_registered_names(config)
     name = config.get("preset") or "paper"
     if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+        raise ValueError(f"unknown preset {name!r}{did_you_mean(str(name), PRESETS)}; "
+                         f"choose one of {sorted(PRESETS)}")
     preset = PRESETS[name]
     out = copy.deepcopy(dict(config))
     out["preset"] = name
@@ -259,6 +261,48 @@ def resolve_config(config: Mapping[str, Any]) -> dict[str, Any]:
         elif out.get(key) is None:
             out[key] = copy.deepcopy(preset[key])
     return out
+
+
+#: the paper's protocol (preset ``paper``): what a run must reach to judge the paper's claims
+PAPER_PROTOCOL = {"n_splits": PRESETS["paper"]["n_splits"],
+                  "n_configs": PRESETS["paper"]["n_configs"],
+                  "max_rows": PRESETS["paper"]["max_rows"]}
+
+
+def scale_note(config: Mapping[str, Any]) -> str | None:
+    """Why a run of the resolved ``config`` cannot judge the paper's claims, in one sentence;
+    None for a run at the paper's scale. A run is reduced when each of its trainings is: fewer
+    splits, fewer epochs or rows capped lower than the paper's (the ``demo`` and ``smoke``
+    presets: their verdicts, "not reproduced" among them, check that the pipeline runs end to
+    end and are no finding). Fewer random configs alone is not such a run (the bundled study
+    tunes with 10: a smaller search, named as such in its pages); a reduced run's sentence
+    names them too. A model trained at its default config only (``n_configs: 0``) has no
+    tuned claim, so it has no fewer configs."""
+    cut = []
+    if int(config["n_splits"]) < PAPER_PROTOCOL["n_splits"]:
+        n = int(config["n_splits"])
+        cut.append(f"{n} split{'s' * (n != 1)} instead of {PAPER_PROTOCOL['n_splits']}")
+    models = list(config.get("models") or [])
+    specs, paper = get_models(), paper_epochs()
+    epochs = config.get("epochs") or {}
+    short = [f"{k} {epochs[k]} of {paper[k]}"
+             for m in models if m in specs for k in dict.fromkeys(specs[m].epochs_keys)
+             if k in epochs and k in paper and int(epochs[k]) < int(paper[k])]
+    if short:
+        cut.append(f"fewer epochs ({', '.join(short)})")
+    cap = row_cap(config)
+    if cap is not None and cap < PAPER_PROTOCOL["max_rows"]:
+        cut.append(f"rows capped at {cap:,} instead of {PAPER_PROTOCOL['max_rows']:,}")
+    if not cut:
+        return None
+    fewer = sorted({n for m in models if 0 < (n := n_configs_for(config, m))
+                    < PAPER_PROTOCOL["n_configs"]})
+    if fewer:
+        cut.append(f"{'/'.join(map(str, fewer))} random config{'s' * (fewer != [1])} "
+                   f"instead of {PAPER_PROTOCOL['n_configs']}")
+    return (f"a reduced-scale run (preset {config.get('preset') or 'paper'}: {'; '.join(cut)}) "
+            "cannot judge the paper's claims: its verdicts check that the pipeline runs, they "
+            "are no finding for or against the paper")
 
 
 def n_configs_for(config: Mapping[str, Any], model: str) -> int:

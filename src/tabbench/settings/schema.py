@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from tabbench.core.layout import PathLike
+from tabbench.core.suggest import did_you_mean
 from tabbench.settings.table import all_settings
 
 
@@ -95,7 +96,13 @@ def _problem(error: Any) -> tuple[str, str, str]:
         unexpected = [k for k in error.instance if k not in allowed_keys]
         names = ", ".join(".".join([*path, str(k)]) for k in unexpected)
         where = f" under {key}" if path else ""
-        return names, f"not a setting{where} (a typo?)", ", ".join(allowed_keys)
+        if len(unexpected) == 1:
+            hint = did_you_mean(str(unexpected[0]), allowed_keys) or " (a typo?)"
+        else:
+            close = [f"{k}{did_you_mean(str(k), allowed_keys)}" for k in unexpected
+                     if did_you_mean(str(k), allowed_keys)]
+            hint = " (typos?" + (": " + "; ".join(close) if close else "") + ")"
+        return names, f"not a setting{where}{hint}", ", ".join(allowed_keys)
     if error.validator == "required":
         return key, error.message, "see config.yaml for every key, commented"
     reason = error.message
@@ -106,6 +113,8 @@ def _problem(error: Any) -> tuple[str, str, str]:
         reason = f"{short(error.instance)}: {best.message}"
     elif not reason.startswith(short(error.instance)[:10]):
         reason = f"{short(error.instance)}: {reason}"
+    if error.validator == "enum" and isinstance(error.instance, str):
+        reason += did_you_mean(error.instance, [str(v) for v in s.get("enum", [])])
     allowed = describe(s)
     if s.get("description"):
         allowed += f" ({s['description']})"

@@ -19,7 +19,7 @@ provenance of every runs file).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -36,6 +36,7 @@ from tabbench.summary.claims import (
     claims_html,
     claims_markdown,
     declared_differences,
+    study_sentence,
 )
 from tabbench.summary.curve import choose_curve_run, extract_curve
 from tabbench.summary.heterogeneity import heterogeneity_table
@@ -98,15 +99,17 @@ def load_selected(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
                      large_rows: int = LARGE_ROWS, rope: float = cmp.ROPE_PERCENT,
-                     view: SummaryView | None = None, balance: pd.DataFrame | None = None
-                     ) -> dict[str, object]:
+                     view: SummaryView | None = None, balance: pd.DataFrame | None = None,
+                     study: Mapping[str, object] | None = None) -> dict[str, object]:
     """All summary tables (in memory) from the concatenated selected rows. ``rope``: the
     Bayesian test's region of practical equivalence in % (config ``rope_percent``); ``view``:
     the baseline, Fig. 5's methods and the declared comparisons (:mod:`tabbench.summary.view`;
     None = the paper's). The paper's tables read the ``best`` stopping rule's rows; every rule
     is in ``rules`` and in the claims re-checked per rule (:mod:`tabbench.summary.rule_summary`).
     ``balance``: the datasets' class balance (:mod:`tabbench.data.class_balance`) for the
-    heterogeneity table's predictors that need it; None: unknown (NaN)."""
+    heterogeneity table's predictors that need it; None: unknown (NaN). ``study``: what the
+    results folder says of its run (``preset``, ``scale_note``), into ``meta.json`` and the
+    claims' text (:func:`tabbench.summary.claims.study_sentence`)."""
 
     view = view or SummaryView()
     every_rule = with_rule_columns(selected)
@@ -146,6 +149,7 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "dropped_splits": dropped_splits(selected, baseline=view.baseline, pairs=pairs),
         "failures": failures,
         **runs_files_provenance(selected, runs_dir),
+        **dict(study or {}),
     }
     frames = {
         "dataset_means": means,
@@ -174,8 +178,9 @@ def render_texts(frames: dict[str, object]) -> dict[str, object]:
     large, rope, failures = meta["large_rows"], meta["rope_percent"], meta.get("failures")
     frames["markdown"] = markdown_summary(frames["summary"], large, frames["ranks"], failures,
                                           meta.get("baseline") or BASELINE)
-    frames["claims_markdown"] = claims_markdown(frames["claims"], large, rope, failures)
-    frames["claims_html"] = claims_html(frames["claims"], large, rope, failures)
+    study = study_sentence(meta)
+    frames["claims_markdown"] = claims_markdown(frames["claims"], large, rope, failures, study)
+    frames["claims_html"] = claims_html(frames["claims"], large, rope, failures, study)
     return frames
 
 

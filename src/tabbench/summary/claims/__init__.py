@@ -21,7 +21,12 @@ from tabbench.summary.claims.judge import (
     declared_differences,
     verdict,
 )
-from tabbench.summary.claims.render import claims_html, claims_markdown, reproduction_table
+from tabbench.summary.claims.render import (
+    claims_html,
+    claims_markdown,
+    reproduction_table,
+    study_sentence,
+)
 
 __all__ = [
     "ALPHA",
@@ -43,5 +48,6 @@ __all__ = [
     "claims_markdown",
     "declared_differences",
     "reproduction_table",
+    "study_sentence",
     "verdict",
 ]

@@ -4,7 +4,9 @@ verdicts, a row per claim, model and regime) and the reproduction page's one-tab
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +42,21 @@ def _preamble(large_rows: int, rope: float, failures: dict | None = None) -> lis
             f"method is lower by more than the ROPE of {rope:g} %, within it, or higher."
             + _failures_sentence(failures),
             f"Verdict rule (`tabbench.summary.claims.verdict`): {VERDICT_RULE}"]
+
+
+def study_sentence(meta: Mapping[str, Any]) -> str | None:
+    """Which preset a summary's claims come from and, for a reduced-scale run, that they
+    cannot judge the paper (``meta``'s ``preset`` and ``scale_note``, from the folder's
+    settings: :func:`tabbench.settings.presets.scale_note`), so that a demo's "not reproduced"
+    does not read as a finding; None for a summary that does not say (one made from selected
+    files alone, without their folder)."""
+    if "preset" not in meta:
+        return None
+    preset = meta["preset"] or "not recorded (the folder has no run_config.yaml)"
+    note = meta.get("scale_note")
+    if note:
+        return f"Preset: {preset}. Not a test of the paper: {note}."
+    return f"Preset: {preset}."
 
 
 def _verdict_counts(claims: pd.DataFrame) -> str:
@@ -79,12 +96,17 @@ def _cells(r) -> list[str]:
 
 
 def claims_markdown(claims: pd.DataFrame, large_rows: int,
-                    rope: float = cmp.ROPE_PERCENT, failures: dict | None = None) -> str:
-    """``claims.md``: the verdict rule, a count of verdicts, and one table row per claim,
-    model and regime with the paper's statement beside our numbers (and how many configs
-    failed, from ``meta.json``'s ``failures``)."""
+                    rope: float = cmp.ROPE_PERCENT, failures: dict | None = None,
+                    study: str | None = None) -> str:
+    """``claims.md``: the run's preset (``study``: :func:`study_sentence`, in bold where the run
+    cannot judge the paper), the verdict rule, a count of verdicts, and one table row per
+    claim, model and regime with the paper's statement beside our numbers (and how many
+    configs failed, from ``meta.json``'s ``failures``)."""
     intro, rule = _preamble(large_rows, rope, failures)
-    lines = ["# The paper's tabular claims, checked on these results", "", intro, "", rule, ""]
+    lines = ["# The paper's tabular claims, checked on these results", ""]
+    if study:
+        lines += [f"**{study}**" if "Not a test of the paper" in study else study, ""]
+    lines += [intro, "", rule, ""]
     if claims.empty:
         return "\n".join(lines + ["No claim could be checked: no selected results.", ""])
     rows = []
@@ -102,8 +124,8 @@ _VERDICT_COLOURS = {REPRODUCED: "#d9f0d3", NOT_REPRODUCED: "#f4cccc", INCONCLUSI
 
 
 def claims_html(claims: pd.DataFrame, large_rows: int, rope: float = cmp.ROPE_PERCENT,
-                failures: dict | None = None) -> str:
-    """``claims.html``: the same table as :func:`claims_markdown`, as a self-contained HTML page
+                failures: dict | None = None, study: str | None = None) -> str:
+    """``claims.html``: the same page as :func:`claims_markdown`, as a self-contained HTML page
     (the HTML report embeds it; verdicts coloured)."""
 
     intro, rule = _preamble(large_rows, rope, failures)
@@ -114,8 +136,11 @@ def claims_html(claims: pd.DataFrame, large_rows: int, rope: float = cmp.ROPE_PE
             "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:3px 6px;"
             "vertical-align:top}th{background:#f4f4f4}td.num{text-align:right;"
             "white-space:nowrap}</style></head><body>")
-    parts = [head, "<h2>The paper's tabular claims, checked on these results</h2>",
-             f"<p>{escape(intro)}</p>", f"<p>{escape(rule)}</p>"]
+    parts = [head, "<h2>The paper's tabular claims, checked on these results</h2>"]
+    if study:
+        parts.append(f"<p><b>{escape(study)}</b></p>" if "Not a test of the paper" in study
+                     else f"<p>{escape(study)}</p>")
+    parts += [f"<p>{escape(intro)}</p>", f"<p>{escape(rule)}</p>"]
     if claims.empty:
         parts.append("<p>No claim could be checked: no selected results.</p>")
     else:
