@@ -97,10 +97,12 @@ def _check_proba(p: np.ndarray) -> np.ndarray:
 
 
 def _binary_p1(p: np.ndarray, clip: float | None) -> np.ndarray:
-    """P(class 1) of (N,) or (N, 2) probabilities, within [ε/2, 1 − ε/2] (or [clip, 1 − clip])."""
+    """P(class 1) of (N,) or (N, 2) probabilities, within [ε/2, 1 − ε/2] (or [clip, 1 − clip]);
+    a new array."""
     p1 = p if p.ndim == 1 else p[:, 1]
     bound = max(np.finfo(p.dtype).eps / 2, 0.0 if clip is None else clip)
-    return np.clip(p1, p.dtype.type(bound), p.dtype.type(1 - bound))
+    out = np.maximum(p1, p.dtype.type(bound))  # np.clip's values, without its Python layer
+    return np.minimum(out, p.dtype.type(1 - bound), out=out)
 
 
 def binary_margin(y_score: Any, scores: ScoreType, clip: float | None = None) -> np.ndarray:
@@ -111,9 +113,9 @@ def binary_margin(y_score: Any, scores: ScoreType, clip: float | None = None) ->
     s = to_numpy(y_score)
     if scores == "proba":
         p1 = _binary_p1(_check_proba(s), clip)
-        m = np.log(p1)
-        m -= np.log1p(-p1)
-        return m
+        m = np.subtract(1, p1)  # 1 − p₁, exact for p₁ ≥ 1/2
+        np.divide(p1, m, out=m)
+        return np.log(m, out=m)  # log p₁ − log(1 − p₁) in one log
     s = _float(s)
     if s.ndim == 2 and s.shape[1] == 2:
         return s[:, 1] - s[:, 0]

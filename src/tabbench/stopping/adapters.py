@@ -197,7 +197,14 @@ class CatBoostMetric:
     ``MultiClass`` (with ``MultiClassOneVsAll`` they are per-class log-odds, scored as if they
     were softmax logits). A refinement loss is not a sum over samples, so ``evaluate`` returns
     the loss itself with weight 1 (CatBoost evaluates the whole set in one call).
+
+    ``no_jit``: the attribute by which CatBoost's metric set-up skips compiling the metric's
+    methods with numba at every ``fit`` (or warning that numba is missing): ``evaluate`` cannot
+    be compiled (it calls numpy and keeps state), and compiling the trivial others costs a fit
+    more than the metric work of many rounds.
     """
+
+    no_jit = True
 
     def __init__(self, kind: str = "ts_ref") -> None:
         self._scorer = Scorer(kind, "logits")
@@ -213,8 +220,8 @@ class CatBoostMetric:
             raise ValueError("refinement losses are unweighted: evaluate on an unweighted set")
         if len(approxes) == 1:
             z = np.asarray(approxes[0])  # binary log-odds
-        else:
-            z = np.stack([np.asarray(a) for a in approxes], axis=1)
+        else:  # (N, K) as a view of the class-major stack, which the TS kernels read
+            z = np.stack([np.asarray(a) for a in approxes]).T
         return self._scorer(np.asarray(target), z, strict=False), 1.0
 
     def get_final_error(self, error: float, weight: float) -> float:
@@ -234,8 +241,7 @@ def catboost_metric(kind: str = "ts_ref") -> CatBoostMetric:
                                  early_stopping_rounds=50, use_best_model=True)
         clf.fit(X_train, y_train, eval_set=(X_val, y_val))
 
-    CatBoost evaluates Python metrics in Python, on the training set too (its learn-set
-    metric), and warns once when numba is not installed to compile them; neither changes
-    the result.
+    CatBoost evaluates Python metrics on the training set too (its learn-set metric); the
+    callable keeps a warm start for each set.
     """
     return CatBoostMetric(kind)
