@@ -152,7 +152,7 @@ class MulticlassRounds:
         self._ws = Workspace()
         self._zc = np.empty((1, k, n), dtype=np.float32)
         self._zt: np.ndarray | None = None  # class-major copy of (N, K) input
-        self._zy, self._p, self._q = (np.empty(n) for _ in range(3))
+        self._zy, self._p, self._q, self._t = (np.empty(n) for _ in range(4))
         self._beta_at = math.nan
         self._zy_sum = 0.0
         self._z_inv: np.ndarray | None = None  # 1/Z and E_p[z] of the last pass (views)
@@ -219,7 +219,7 @@ class MulticlassRounds:
         slope = 0.0
         if d:  # d(−log q_y)/db = −a·β·p_y·(z_y − E_p[z])/q_y
             p /= q
-            np.subtract(self._zy, self._e_z, out=self._zy)
-            slope = -a * self._beta_at * d * dot(p, self._zy) / n
+            np.subtract(self._zy, self._e_z, out=self._t)
+            slope = -a * self._beta_at * d * dot(p, self._t) / n
         np.log(q, out=q)
         return -float(q.sum()) / n + slope
