@@ -167,7 +167,7 @@ def test_extrapolation_over_a_step_equals_the_loss_there(k, kind, step):
     z[np.arange(n), y] += 1.5
     z[:30] *= 12  # a few confident predictions, right and wrong: a steep smoothed loss
     rounds = BinaryRounds(y, kind) if k == 2 else MulticlassRounds(y, k, kind)
-    rounds(z[:, 1] - z[:, 0] if k == 2 else z)  # fills the buffers for these scores
+    rounds(z[:, 1] - z[:, 0] if k == 2 else z, "logits")  # fills the buffers for these scores
     beta0 = 0.7  # away from the optimum: the slope is large
     rounds._sums(beta0)
     b = math.log(beta0) + step

@@ -2,13 +2,12 @@
 of one task (:class:`Scorer`, :func:`refinement_loss`), and the kinds accepted
 (:func:`stopping_kinds`).
 
-Speed (profiled; ``docs/usage.md`` has the numbers): ``ts_ref``/``ts_ref_brier`` fit one
-temperature per call with the solver of :mod:`tabbench.metrics.ts_solver` run for a single
-problem in Python floats, warm-started from the previous call's temperature, on float32
-scores (binary: the margin alone) with reused buffers, then score in one pass; ``ts_ref_cv5``
-uses :func:`tabbench.metrics.stopping_metrics_batched` with one epoch (5x faster than the
-float64 single-epoch definition); ``ir_ref`` the single-epoch definition (the faster one for
-one epoch).
+Speed (``docs/usage.md`` has the numbers): ``ts_ref``/``ts_ref_brier`` are scored by
+:mod:`tabbench.stopping.ts_rounds` (one temperature fit per call, warm-started from the same
+set's previous one, the loss taken from the last derivative pass; binary problems from the
+margin alone); ``ts_ref_cv5`` uses :func:`tabbench.metrics.stopping_metrics_batched` with one
+epoch (faster than the float64 single-epoch definition); ``ir_ref`` the single-epoch definition
+(the faster one for one epoch).
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import numpy as np
 
 from tabbench._scores import (
     ScoreType,
-    binary_margin,
     check_score_type,
     scores_to_logits,
     to_numpy,
@@ -54,6 +52,14 @@ def check_kind(kind: str) -> str:
     if kind not in allowed:
         raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(allowed)}")
     return kind
+
+
+def _extremes(s: np.ndarray) -> tuple[float, float]:
+    """(min, max) of numeric scores: non-finite iff a score is NaN or ±inf (NaN propagates
+    through both), read without the boolean array of ``np.isfinite``; (0, 0) when empty."""
+    if s.size == 0:
+        return 0.0, 0.0
+    return float(s.min()), float(s.max())
 
 
 def _registered(kind: str, z: np.ndarray, y: np.ndarray) -> float:
@@ -133,23 +139,24 @@ class Scorer:
     def __call__(self, y_true: Any, y_score: Any, strict: bool = True) -> float:
         """The loss; non-finite scores raise ValueError (``strict``) or give NaN."""
         s = to_numpy(y_score)
-        if not np.isfinite(s).all():
+        extremes = _extremes(s)
+        if not all(map(math.isfinite, extremes)):
             if strict:
                 raise ValueError("scores contain NaN or inf")
             return math.nan
         binary = s.ndim == 1 or (s.ndim == 2 and s.shape[1] == 2)
         if binary and self.kind in ("ts_ref", "ts_ref_brier"):
-            m = binary_margin(s, self.scores)
-            st = self._eval_set(y_true, m.shape[0], 2, s.ndim == 1)
+            st = self._eval_set(y_true, s.shape[0], 2, s.ndim == 1)
             if st.rounds is None:
                 st.rounds = BinaryRounds(st.y, self.kind)
-            return st.rounds(m)
-        z = scores_to_logits(s, self.scores)
-        st = self._eval_set(y_true, z.shape[0], z.shape[1], s.ndim == 1)
-        if self.kind in ("ts_ref", "ts_ref_brier"):
+            return st.rounds(s, self.scores, extremes)
+        if self.kind in ("ts_ref", "ts_ref_brier") and s.ndim == 2 and s.shape[1] >= 3:
+            st = self._eval_set(y_true, s.shape[0], s.shape[1], False)
             if st.rounds is None:
                 st.rounds = MulticlassRounds(st.y, st.n_classes, self.kind)
-            return st.rounds(z)
+            return st.rounds(s, self.scores, extremes)
+        z = scores_to_logits(s, self.scores)
+        st = self._eval_set(y_true, z.shape[0], z.shape[1], s.ndim == 1)
         if self.kind == "ts_ref_cv5":
             b0 = None if st.log_beta is None else math.exp(st.log_beta)
             out = stopping_metrics_batched(z[None], st.y, beta0=b0)

@@ -32,6 +32,13 @@ import math
 
 import numpy as np
 
+from tabbench._scores import (
+    ScoreType,
+    as_float,
+    binary_margin,
+    check_proba,
+    clipped_log,
+)
 from tabbench.metrics.losses import laplace_coefs
 from tabbench.metrics.ts_kernel import (
     SENTINEL,
@@ -79,14 +86,17 @@ class BinaryRounds:
         self.kind, self.n = kind, n
         self.a, self.c = laplace_coefs(n, 2)
         self._sign = np.where(y == 1, 1.0, -1.0)
-        self._m, self._m2, self._sig, self._w, self._t = (np.empty(n) for _ in range(5))
+        self._work = np.empty((2, n))  # the margin and the scratch row of binary_margin
+        self._m, self._m2 = self._work
+        self._sig, self._w, self._t = (np.empty(n) for _ in range(3))
         self._beta_at = math.nan  # β of the last derivative pass
         self.log_beta: float | None = None
 
-    def __call__(self, margin: np.ndarray) -> float:
-        """The loss of margins z₁ − z₀ (N,), any float dtype, all finite."""
-        m = self._m
-        np.copyto(m, margin)
+    def __call__(self, scores: np.ndarray, score_type: ScoreType,
+                 extremes: tuple[float, float] | None = None) -> float:
+        """The loss of binary scores (all finite) as :func:`tabbench._scores.binary_margin`
+        reads them; ``extremes``: their (min, max) if known."""
+        m = binary_margin(scores, score_type, out=self._work, extremes=extremes)
         m *= self._sign
         np.multiply(m, m, out=self._m2)
         self._beta_at = math.nan
@@ -141,8 +151,8 @@ class MulticlassRounds:
 
     Logits are prepared as :func:`tabbench.metrics.ts_kernel.prepare` does (centred on the row
     maximum, float32, class-major, the maximum replaced by its sentinel) into buffers kept
-    between calls, from (N, K) logits or from a class-major (K, N) array's transpose (CatBoost's
-    ``approxes``) without a transposed copy.
+    between calls: probabilities are logged straight into the class-major layout, and logits
+    that are the transpose of a class-major array (CatBoost's ``approxes``) are read in place.
     """
 
     def __init__(self, y: np.ndarray, k: int, kind: str) -> None:
@@ -151,7 +161,7 @@ class MulticlassRounds:
         self._rows = np.arange(n)
         self._ws = Workspace()
         self._zc = np.empty((1, k, n), dtype=np.float32)
-        self._zt: np.ndarray | None = None  # class-major copy of (N, K) input
+        self._zt: np.ndarray | None = None  # class-major logits of (N, K) scores
         self._zy, self._p, self._q, self._t = (np.empty(n) for _ in range(4))
         self._beta_at = math.nan
         self._zy_sum = 0.0
@@ -159,13 +169,24 @@ class MulticlassRounds:
         self._e_z: np.ndarray | None = None
         self.log_beta: float | None = None
 
-    def _prepare(self, logits: np.ndarray) -> Prepared:
-        zt = logits.T  # (K, N): a view, contiguous when the logits are a class-major transpose
-        if not zt.flags.c_contiguous:  # reductions over K are fast on contiguous rows only
-            if self._zt is None or self._zt.dtype != zt.dtype:
-                self._zt = np.empty(zt.shape, dtype=zt.dtype)
-            np.copyto(self._zt, zt)
-            zt = self._zt
+    def _class_major(self, scores: np.ndarray, score_type: ScoreType,
+                     extremes: tuple[float, float] | None) -> np.ndarray:
+        """The logits (K, N), C-contiguous: the scores' transpose if it is (CatBoost's stacked
+        ``approxes``), else written into a kept buffer (probabilities: their clipped log, as
+        :func:`tabbench._scores.proba_to_logits` reads them)."""
+        s = check_proba(scores, extremes) if score_type == "proba" else as_float(scores)
+        if score_type == "logits" and s.T.flags.c_contiguous:
+            return s.T
+        if self._zt is None or self._zt.dtype != s.dtype:
+            self._zt = np.empty((self.k, self.n), dtype=s.dtype)
+        if score_type == "proba":
+            clipped_log(s, out=self._zt.T)
+        else:
+            np.copyto(self._zt.T, s)
+        return self._zt
+
+    def _prepare(self, zt: np.ndarray) -> Prepared:
+        """:func:`tabbench.metrics.ts_kernel.prepare` of one epoch, from class-major logits."""
         zc = self._zc[0]
         np.subtract(zt, zt.max(axis=0), out=zc, casting="same_kind")  # in the input precision
         argmax = np.zeros(self.n, dtype=np.int64)
@@ -176,9 +197,12 @@ class MulticlassRounds:
         return Prepared(self.k, self.y, np.ones(1, dtype=bool), (argmax == self.y)[None],
                         zc=self._zc, zy=zy[None], argmax=argmax[None])
 
-    def __call__(self, logits: np.ndarray) -> float:
-        """The loss of logits (N, K ≥ 3), float32 or float64, all finite."""
-        prep = self._prepare(logits)
+    def __call__(self, scores: np.ndarray, score_type: ScoreType,
+                 extremes: tuple[float, float] | None = None) -> float:
+        """The loss of (N, K ≥ 3) scores, all finite: logits, or probabilities read as
+        :func:`tabbench._scores.proba_to_logits` reads them; ``extremes``: their (min, max)
+        if known."""
+        prep = self._prepare(self._class_major(scores, score_type, extremes))
         np.copyto(self._zy, prep.zy[0])
         self._zy_sum = float(self._zy.sum())
         self._beta_at = math.nan
