@@ -180,9 +180,10 @@ def test_metric_callables_follow_library_conventions():
     # the estimators that hold them can be cloned and pickled (caches are not carried)
     m = xgboost_metric("ts_ref_cv5")
     m(y.repeat(5), np.tile([0.1, 0.8, 0.3, 0.9], 5))
+    assert len(m._scorer._sets) == 1
     for other in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
         assert other.kind == "ts_ref_cv5" and other.__name__ == "ts_ref_cv5"
-        assert other._scorer._log_beta is None
+        assert other._scorer._sets == []
     xgb = pytest.importorskip("xgboost")
     assert clone(xgb.XGBClassifier(eval_metric=m)).get_params()["eval_metric"].kind == m.kind
 

@@ -40,7 +40,8 @@ def to_numpy(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-def _float(x: np.ndarray) -> np.ndarray:
+def as_float(x: np.ndarray) -> np.ndarray:
+    """Numeric scores as float32 or float64 (other numbers as float64)."""
     if x.dtype in (np.float32, np.float64):
         return x
     if not (np.issubdtype(x.dtype, np.number) or x.dtype == np.bool_):
@@ -94,12 +95,9 @@ def proba_to_logits(p: np.ndarray, clip: float | None = None) -> np.ndarray:
     >>> proba_to_logits(np.array([[0.2, 0.3, 0.5]])).round(3)
     array([[-1.609, -1.204, -0.693]])
     """
-    p = _check_proba(p)
+    p = check_proba(p)
     if p.ndim == 2 and p.shape[1] != 2:
-        info = np.finfo(p.dtype)
-        out = np.maximum(p, p.dtype.type(info.tiny if clip is None else clip))
-        np.log(out, out=out)
-        return out
+        return clipped_log(p, clip)
     p1 = _binary_p1(p, clip)
     out = np.empty((p1.shape[0], 2), dtype=p.dtype)
     np.log1p(-p1, out=out[:, 0])
@@ -107,13 +105,23 @@ def proba_to_logits(p: np.ndarray, clip: float | None = None) -> np.ndarray:
     return out
 
 
-def _check_proba(p: np.ndarray) -> np.ndarray:
-    p = _float(np.asarray(p))
+def clipped_log(p: np.ndarray, clip: float | None = None,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """log(max(p, clip)) of multiclass probabilities (checked), clip defaulting to the dtype's
+    smallest positive normal number (:func:`proba_to_logits`); into ``out`` if given (any
+    array of p's shape, e.g. the transpose of a class-major buffer)."""
+    clip = np.finfo(p.dtype).tiny if clip is None else clip
+    out = np.maximum(p, p.dtype.type(clip), out=out)
+    return np.log(out, out=out)
+
+
+def check_proba(p: np.ndarray, extremes: tuple[float, float] | None = None) -> np.ndarray:
+    p = as_float(np.asarray(p))
     if p.ndim not in (1, 2):
         raise ValueError(f"probabilities must have shape (N,) or (N, K), got shape {p.shape}")
     if p.size == 0:
         raise ValueError("probabilities contain no samples")
-    lo, hi = p.min(), p.max()
+    lo, hi = (p.min(), p.max()) if extremes is None else extremes
     if not (lo >= 0 and hi <= 1 + 1e-6):  # also False for NaN
         raise ValueError(
             f"scores='proba' expects probabilities in [0, 1] (no NaN), got values in "
@@ -122,30 +130,53 @@ def _check_proba(p: np.ndarray) -> np.ndarray:
     return p
 
 
+def p1_bounds(dtype: np.dtype, clip: float | None) -> tuple[float, float]:
+    """[ε/2, 1 − ε/2] (ε: the machine epsilon of ``dtype``), or [clip, 1 − clip] if wider:
+    where P(class 1) is read (:func:`proba_to_logits`)."""
+    bound = max(np.finfo(dtype).eps / 2, 0.0 if clip is None else clip)
+    return bound, 1 - bound
+
+
 def _binary_p1(p: np.ndarray, clip: float | None) -> np.ndarray:
-    """P(class 1) of (N,) or (N, 2) probabilities, within [ε/2, 1 − ε/2] (or [clip, 1 − clip])."""
+    """P(class 1) of (N,) or (N, 2) probabilities, within :func:`p1_bounds`; a new array."""
     p1 = p if p.ndim == 1 else p[:, 1]
-    bound = max(np.finfo(p.dtype).eps / 2, 0.0 if clip is None else clip)
-    return np.clip(p1, p.dtype.type(bound), p.dtype.type(1 - bound))
+    lo, hi = p1_bounds(p.dtype, clip)
+    out = np.maximum(p1, p.dtype.type(lo))  # np.clip's values, without its Python layer
+    return np.minimum(out, p.dtype.type(hi), out=out)
 
 
-def binary_margin(y_score: Any, scores: ScoreType, clip: float | None = None) -> np.ndarray:
-    """The margin z₁ − z₀ (N,) of binary scores: (N,) or (N, 2) logits, or probabilities read
-    as in :func:`proba_to_logits`; float32 stays float32. Cheaper than building (N, 2) logits
-    when only the margin is needed (the binary temperature fit)."""
+def binary_margin(y_score: Any, scores: ScoreType, clip: float | None = None, *,
+                  out: np.ndarray | None = None,
+                  extremes: tuple[float, float] | None = None) -> np.ndarray:
+    """The margin z₁ − z₀ (N,), float64, of binary scores: (N,) or (N, 2) logits, or
+    probabilities read as in :func:`proba_to_logits` (in float64: exact for float32 ones).
+    Cheaper than building (N, 2) logits when only the margin is needed (the binary temperature
+    fit).
+
+    ``out``: a float64 work array (2, N) to compute in, whose row 0 is returned (a caller
+    scoring round after round allocates nothing); ``extremes``: the scores' (min, max) when the
+    caller has them (the range check of probabilities then reads no data).
+    """
     check_score_type(scores)
     s = to_numpy(y_score)
     if scores == "proba":
-        p1 = _binary_p1(_check_proba(s), clip)
-        m = np.log(p1)
-        m -= np.log1p(-p1)
-        return m
-    s = _float(s)
+        p = check_proba(s, extremes)
+        work = np.empty((2, p.shape[0])) if out is None else out
+        m, rest = work[0], work[1]
+        lo, hi = p1_bounds(p.dtype, clip)
+        np.maximum(p if p.ndim == 1 else p[:, 1], lo, out=m)  # in the input precision
+        np.minimum(m, hi, out=m)  # P(class 1) within its bounds, as float64
+        np.subtract(1.0, m, out=rest)  # 1 − p₁, exact for float32 p₁ and for p₁ ≥ 1/2
+        np.divide(m, rest, out=m)
+        return np.log(m, out=m)  # log p₁ − log(1 − p₁)
+    s = as_float(s)
+    m = np.empty(s.shape[0]) if out is None else out[0]
     if s.ndim == 2 and s.shape[1] == 2:
-        return s[:, 1] - s[:, 0]
+        return np.subtract(s[:, 1], s[:, 0], out=m, dtype=np.float64)
     if s.ndim != 1:
         raise ValueError(f"binary logits must have shape (N,) or (N, 2), got shape {s.shape}")
-    return s
+    np.copyto(m, s)
+    return m
 
 
 def scores_to_logits(y_score: Any, scores: ScoreType, clip: float | None = None) -> np.ndarray:
@@ -155,7 +186,7 @@ def scores_to_logits(y_score: Any, scores: ScoreType, clip: float | None = None)
     s = to_numpy(y_score)
     if scores == "proba":
         return proba_to_logits(s, clip)
-    s = _float(s)
+    s = as_float(s)
     if s.ndim == 1:  # margin m = z₁ − z₀ -> (0, m): the same softmax
         out = np.zeros((s.shape[0], 2), dtype=s.dtype)
         out[:, 1] = s

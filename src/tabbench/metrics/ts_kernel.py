@@ -25,9 +25,9 @@ import numpy as np
 
 from tabbench.metrics.ts_solver import Evaluator
 
-# Replaces the (centred, = 0) max logit of every row. β·SENTINEL underflows exp to exactly 0
-# for every β ≥ e^−16, and SENTINEL² is still a finite float32, so 0·SENTINEL·SENTINEL = 0.
-_SENTINEL = np.float32(-3e18)
+#: Replaces the (centred, = 0) max logit of every row. β·SENTINEL underflows exp to exactly 0
+#: for every β ≥ e^−16, and SENTINEL² is still a finite float32, so 0·SENTINEL·SENTINEL = 0.
+SENTINEL = np.float32(-3e18)
 
 
 @dataclass
@@ -44,7 +44,7 @@ class Prepared:
     top_is_y: np.ndarray  # (E, N) bool: argmax z == y (ties → first class)
     margin: np.ndarray | None = None  # binary: (E, N) float32
     diff: np.ndarray | None = None  # binary: (E, N) z₁ − z₀ in the input precision (ranking)
-    zc: np.ndarray | None = None  # multiclass: (E, K, N) float32, z − max z, max → _SENTINEL
+    zc: np.ndarray | None = None  # multiclass: (E, K, N) float32, z − max z, max → SENTINEL
     zy: np.ndarray | None = None  # multiclass: (E, N) float32, z_y − max z (≤ 0)
     argmax: np.ndarray | None = None  # multiclass: (E, N) int64
 
@@ -94,7 +94,7 @@ def prepare(logits_ENK: np.ndarray, y: np.ndarray, force_multiclass: bool = Fals
     for k in range(n_classes - 1, -1, -1):  # the first maximum wins, as in np.argmax
         argmax[zc[:, k, :] == 0] = k
     zy = np.take_along_axis(zc, np.broadcast_to(y, (n_epochs, 1, n_samples)), axis=1)[:, 0]
-    np.put_along_axis(zc, argmax[:, None, :], _SENTINEL, axis=1)
+    np.put_along_axis(zc, argmax[:, None, :], SENTINEL, axis=1)
     return Prepared(n_classes, y, finite, argmax == y[None, :], zc=zc, zy=zy, argmax=argmax)
 
 
@@ -253,11 +253,12 @@ def binary_derivative_sums(
     return g, u.sum(axis=1, dtype=np.float64)
 
 
-def multiclass_derivative_sums(
-    zc: np.ndarray, zy_sum: np.ndarray, beta: np.ndarray, ws: Workspace
-) -> tuple[np.ndarray, np.ndarray]:
-    """Σ_n (E_p[z] − z_y) and Σ_n Var_p[z] (float64, (rows,)) for prepared logits zc
-    (rows, K, n) at β (rows,); ``zy_sum`` = Σ_n z_y (centred) per row."""
+def multiclass_moments(
+    zc: np.ndarray, beta: np.ndarray, ws: Workspace
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-sample 1/Z, E_p[zc] and E_p[zc²] (float32, (rows, n), views into ``ws``) of
+    softmax(β z) for prepared logits zc (rows, K, n) at β (rows,): what the derivatives of the
+    NLL are made of (:func:`multiclass_derivative_sums`), and, with z_y, what p_y is made of."""
     rows, _, n = zc.shape
     w = ws.get("dw", zc.shape)
     z_inv, s1, s2 = (ws.get(name, (rows, n)) for name in ("dz", "d1", "d2"))
@@ -273,6 +274,15 @@ def multiclass_derivative_sums(
     np.reciprocal(z_inv, out=z_inv)  # 1/Z (the max logit contributes exp(0) = 1)
     s1 *= z_inv  # E_p[zc]
     s2 *= z_inv  # E_p[zc²]
+    return z_inv, s1, s2
+
+
+def multiclass_derivative_sums(
+    zc: np.ndarray, zy_sum: np.ndarray, beta: np.ndarray, ws: Workspace
+) -> tuple[np.ndarray, np.ndarray]:
+    """Σ_n (E_p[z] − z_y) and Σ_n Var_p[z] (float64, (rows,)) for prepared logits zc
+    (rows, K, n) at β (rows,); ``zy_sum`` = Σ_n z_y (centred) per row."""
+    _, s1, s2 = multiclass_moments(zc, beta, ws)
     g = s1.sum(axis=1, dtype=np.float64) - zy_sum
     s1 *= s1
     np.subtract(s2, s1, out=s2)

@@ -32,11 +32,11 @@ What is provided:
 * :class:`EarlyStopping` — a framework-free helper for PyTorch (or any) training loops;
 * :func:`refinement_scorer` — a scikit-learn scorer (``scoring=``) for tuning on refinement.
 
-The package: the losses (:mod:`~tabbench.stopping.loss`), the library adapters
-(:mod:`~tabbench.stopping.adapters`) and :class:`EarlyStopping`
-(:mod:`~tabbench.stopping.early_stopping`); every public name is importable from
-``tabbench.stopping`` itself. Importing it imports neither PyTorch nor XGBoost, LightGBM or
-CatBoost.
+The package: the losses (:mod:`~tabbench.stopping.loss`; TS-refinement round after round in
+:mod:`~tabbench.stopping.ts_rounds`), the library adapters (:mod:`~tabbench.stopping.adapters`)
+and :class:`EarlyStopping` (:mod:`~tabbench.stopping.early_stopping`); every public name is
+importable from ``tabbench.stopping`` itself. Importing it imports neither PyTorch nor
+XGBoost, LightGBM or CatBoost.
 """
 
 from tabbench.stopping.adapters import (

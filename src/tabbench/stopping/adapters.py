@@ -319,6 +319,11 @@ class CatBoostMetric:
     were softmax logits). A refinement loss is not a sum over samples, so ``evaluate`` returns
     the loss itself with weight 1 (CatBoost evaluates the whole set in one call).
 
+    ``no_jit``: the attribute by which CatBoost's metric set-up skips compiling the metric's
+    methods with numba at every ``fit`` (or warning that numba is missing): ``evaluate`` cannot
+    be compiled (it calls numpy and keeps state), and compiling the trivial others costs a fit
+    more than the metric work of many rounds.
+
     Parameters
     ----------
     kind : str, default "ts_ref"
@@ -338,6 +343,8 @@ class CatBoostMetric:
     (0.4, False)
     """
 
+    no_jit = True
+
     def __init__(self, kind: str = "ts_ref") -> None:
         self._scorer = Scorer(kind, "logits")
         self.kind = kind
@@ -352,8 +359,8 @@ class CatBoostMetric:
             raise ValueError("refinement losses are unweighted: evaluate on an unweighted set")
         if len(approxes) == 1:
             z = np.asarray(approxes[0])  # binary log-odds
-        else:
-            z = np.stack([np.asarray(a) for a in approxes], axis=1)
+        else:  # (N, K) as a view of the class-major stack, which the TS kernels read
+            z = np.stack([np.asarray(a) for a in approxes]).T
         return self._scorer(np.asarray(target), z, strict=False), 1.0
 
     def get_final_error(self, error: float, weight: float) -> float:
@@ -368,8 +375,7 @@ def catboost_metric(kind: str = "ts_ref") -> CatBoostMetric:
     ``use_best_model=True`` select the round that minimises it).
 
     CatBoost evaluates Python metrics in Python, on the training set too (its learn-set
-    metric), and warns once when numba is not installed to compile them; neither changes
-    the result.
+    metric; the callable keeps a warm start for each set).
 
     Parameters
     ----------
@@ -391,7 +397,7 @@ def catboost_metric(kind: str = "ts_ref") -> CatBoostMetric:
     >>> clf = CatBoostClassifier(iterations=200, eval_metric=catboost_metric("ts_ref"),
     ...                          early_stopping_rounds=20, use_best_model=True,
     ...                          thread_count=1, verbose=False, allow_writing_files=False)
-    >>> with warnings.catch_warnings():  # numba missing: Python metrics are not compiled
+    >>> with warnings.catch_warnings():  # CatBoost's own notices, if any
     ...     warnings.simplefilter("ignore")
     ...     clf = clf.fit(X[:700], y[:700], eval_set=(X[700:], y[700:]))
     >>> clf.get_best_iteration() < 200

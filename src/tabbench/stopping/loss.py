@@ -2,26 +2,24 @@
 of one task (:class:`Scorer`, :func:`refinement_loss`), and the kinds accepted
 (:func:`stopping_kinds`).
 
-Speed (profiled; ``docs/usage.md`` has the numbers): ``ts_ref``/``ts_ref_brier`` fit one
-temperature per call with the solver of :mod:`tabbench.metrics.ts_solver` run for a single
-problem in Python floats, warm-started from the previous call's temperature, on float32
-scores (binary: the margin alone) with reused buffers, then score in one pass; ``ts_ref_cv5``
-uses :func:`tabbench.metrics.stopping_metrics_batched` with one epoch (5x faster than the
-float64 single-epoch definition); ``ir_ref`` the single-epoch definition (the faster one for
-one epoch).
+Speed (``docs/usage.md`` has the numbers): ``ts_ref``/``ts_ref_brier`` are scored by
+:mod:`tabbench.stopping.ts_rounds` (one temperature fit per call, warm-started from the same
+set's previous one, the loss taken from the last derivative pass; binary problems from the
+margin alone); ``ts_ref_cv5`` uses :func:`tabbench.metrics.stopping_metrics_batched` with one
+epoch (faster than the float64 single-epoch definition); ``ir_ref`` the single-epoch definition
+(the faster one for one epoch).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tabbench._scores import (
     ScoreType,
-    binary_margin,
     check_score_type,
     scores_to_logits,
     to_numpy,
@@ -29,25 +27,14 @@ from tabbench._scores import (
 from tabbench.metrics import ir_ref, stopping_metrics_batched
 from tabbench.metrics._checks import as_labels
 from tabbench.metrics.registry import get_stopping_metric, stopping_metric_ids
-from tabbench.metrics.ts_kernel import (
-    Workspace,
-    binary_derivative_sums,
-    full_data_evaluator,
-    prepare,
-    sample_stats,
-)
-from tabbench.metrics.ts_smoothing import (
-    binary_smoothed_miss,
-    nll_from_miss,
-    smoothed_brier,
-    smoothed_nll,
-)
-from tabbench.metrics.ts_solver import solve_log_beta_scalar
+from tabbench.stopping.ts_rounds import BinaryRounds, MulticlassRounds
 
 #: The refinement losses with a fast path here (paper, Sections 3-4; :mod:`tabbench.metrics`);
 #: every registered stopping metric is accepted as a kind as well (:func:`stopping_kinds`).
 REFINEMENT_KINDS: tuple[str, ...] = ("ts_ref", "ts_ref_brier", "ts_ref_cv5", "ir_ref")
 
+#: How many evaluation sets a :class:`Scorer` keeps state for (labels, warm start, buffers).
+MAX_EVAL_SETS = 4
 
 
 def stopping_kinds() -> tuple[str, ...]:
@@ -107,6 +94,14 @@ def check_kind(kind: str) -> str:
     return kind
 
 
+def _extremes(s: np.ndarray) -> tuple[float, float]:
+    """(min, max) of numeric scores: non-finite iff a score is NaN or ±inf (NaN propagates
+    through both), read without the boolean array of ``np.isfinite``; (0, 0) when empty."""
+    if s.size == 0:
+        return 0.0, 0.0
+    return float(s.min()), float(s.max())
+
+
 def _registered(kind: str, z: np.ndarray, y: np.ndarray) -> float:
     """A registered stopping metric of one epoch: its float64 reference if it has one, else
     its batched form on one float32 epoch (:class:`tabbench.metrics.StoppingMetric`)."""
@@ -118,13 +113,28 @@ def _registered(kind: str, z: np.ndarray, y: np.ndarray) -> float:
     return float(np.asarray(metric.batched(z32, y.astype(np.int64)))[0])
 
 
+@dataclass
+class _EvalSet:
+    """What a :class:`Scorer` keeps of one evaluation set: its labels as given (compared with
+    each call's), their class codes, the last fitted log-temperature and the TS work state."""
+
+    y_raw: np.ndarray
+    y: np.ndarray
+    n_classes: int
+    log_beta: float | None = None
+    rounds: BinaryRounds | MulticlassRounds | None = None
+
+
 class Scorer:
     """One refinement loss, evaluated again and again on new scores of the same task.
 
-    Keeps float32 work buffers, the last labels and the last fitted log-temperature between
-    calls: the next epoch's optimum is close, so the Newton solver starts there (fewer passes
-    over the data; the optimum itself does not depend on the start, to ~1e-7 in log β).
-    Binary problems are scored from the margin alone (one float32 array, no (N, 2) logits).
+    Keeps, for each of the last :data:`MAX_EVAL_SETS` evaluation sets it saw (recognised by
+    their labels: CatBoost scores the training set and the validation set every round, and a
+    user may pass several eval sets), the validated labels, the last fitted log-temperature and
+    work buffers: the next round's optimum is close, so the Newton solver starts there (fewer
+    passes over the data; the optimum itself does not depend on the start, to ~1e-7 in log β).
+    ``ts_ref`` and ``ts_ref_brier`` are scored by :mod:`tabbench.stopping.ts_rounds` (binary
+    problems from the margin alone).
     """
 
     def __init__(self, kind: str, scores: ScoreType) -> None:
@@ -134,27 +144,25 @@ class Scorer:
         self._reset_caches()
 
     def _reset_caches(self) -> None:
-        self._ws: Workspace | None = None
-        self._log_beta: float | None = None
-        self._y_raw: np.ndarray | None = None  # last labels as given, their codes, ±1 signs
-        self._y: np.ndarray | None = None
-        self._sign: np.ndarray | None = None
+        self._sets: list[_EvalSet] = []  # most recently used first
 
-    def __getstate__(self) -> dict:  # buffers, labels, warm start are caches: not pickled
+    def __getstate__(self) -> dict:  # labels, warm starts, buffers are caches: not pickled
         return {"kind": self.kind, "scores": self.scores}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._reset_caches()
 
-    def _labels(self, y_true: Any, n: int, k: int, binary_1d: bool) -> np.ndarray:
-        """Class codes; the boosting libraries pass the same labels every round (checked by
-        one comparison instead of re-validating them)."""
+    def _eval_set(self, y_true: Any, n: int, k: int, binary_1d: bool) -> _EvalSet:
+        """The state of the set with these labels; the boosting libraries pass the same labels
+        every round (recognised by one comparison instead of re-validating them)."""
         y = to_numpy(y_true)
-        if (self._y_raw is not None and self._y_raw.shape == y.shape
-                and self._y.size == n and int(self._y.max(initial=0)) < k
-                and np.array_equal(self._y_raw, y)):
-            return self._y
+        for i, st in enumerate(self._sets):
+            if (st.n_classes == k and st.y.size == n and st.y_raw.shape == y.shape
+                    and np.array_equal(st.y_raw, y)):
+                if i:
+                    self._sets.insert(0, self._sets.pop(i))
+                return st
         try:
             labels = as_labels(y, n, k)
         except ValueError as err:
@@ -164,79 +172,40 @@ class Scorer:
                     "pass (N, K) scores for K classes"
                 ) from None
             raise
-        self._y_raw, self._y, self._sign = np.array(y, copy=True), labels, None
-        return labels
+        st = _EvalSet(np.array(y, copy=True), labels, k)
+        self._sets = [st, *self._sets[:MAX_EVAL_SETS - 1]]
+        return st
 
     def __call__(self, y_true: Any, y_score: Any, strict: bool = True) -> float:
         """The loss; non-finite scores raise ValueError (``strict``) or give NaN."""
         s = to_numpy(y_score)
-        if not np.isfinite(s).all():
+        extremes = _extremes(s)
+        if not all(map(math.isfinite, extremes)):
             if strict:
                 raise ValueError("scores contain NaN or inf")
             return math.nan
         binary = s.ndim == 1 or (s.ndim == 2 and s.shape[1] == 2)
         if binary and self.kind in ("ts_ref", "ts_ref_brier"):
-            m = binary_margin(s, self.scores)
-            y = self._labels(y_true, m.shape[0], 2, s.ndim == 1)
-            return self._ts_binary(m, y)
+            st = self._eval_set(y_true, s.shape[0], 2, s.ndim == 1)
+            if st.rounds is None:
+                st.rounds = BinaryRounds(st.y, self.kind)
+            return st.rounds(s, self.scores, extremes)
+        if self.kind in ("ts_ref", "ts_ref_brier") and s.ndim == 2 and s.shape[1] >= 3:
+            st = self._eval_set(y_true, s.shape[0], s.shape[1], False)
+            if st.rounds is None:
+                st.rounds = MulticlassRounds(st.y, st.n_classes, self.kind)
+            return st.rounds(s, self.scores, extremes)
         z = scores_to_logits(s, self.scores)
-        y = self._labels(y_true, z.shape[0], z.shape[1], s.ndim == 1)
-        if self.kind in ("ts_ref", "ts_ref_brier"):
-            return self._ts(z, y)
+        st = self._eval_set(y_true, z.shape[0], z.shape[1], s.ndim == 1)
         if self.kind == "ts_ref_cv5":
-            b0 = None if self._log_beta is None else math.exp(self._log_beta)
-            out = stopping_metrics_batched(z[None], y, beta0=b0)
+            b0 = None if st.log_beta is None else math.exp(st.log_beta)
+            out = stopping_metrics_batched(z[None], st.y, beta0=b0)
             if np.isfinite(out["beta"][0]):
-                self._log_beta = math.log(out["beta"][0])
+                st.log_beta = math.log(out["beta"][0])
             return float(out["ts_ref_cv5"][0])
         if self.kind == "ir_ref":
-            return ir_ref(z, y)
-        return _registered(self.kind, z, y)
-
-    def _fit(self, sums: Callable[[float], tuple[float, float]]) -> float:
-        b = solve_log_beta_scalar(sums, 0.0 if self._log_beta is None else self._log_beta)
-        self._log_beta = b
-        return b
-
-    def _ts_binary(self, m: np.ndarray, y: np.ndarray) -> float:
-        """TS fit on the signed float32 margins, then the smoothed loss through the binary
-        kernel (:func:`tabbench.metrics.ts_smoothing.binary_smoothed_miss`): the log loss, or
-        the Brier score 2(1 − q_y)² (K = 2: the other class holds exactly 1 − q_y)."""
-        if self._sign is None or self._sign.dtype != m.dtype:
-            self._sign = np.where(y == 1, 1, -1).astype(m.dtype)
-        signed = (m * self._sign).astype(np.float32, copy=False)[None]
-        n = signed.shape[1]
-        ws = self._ws = self._ws or Workspace()
-        beta_buf = np.empty(1)
-
-        def sums(beta: float) -> tuple[float, float]:
-            beta_buf[0] = beta
-            g, h = binary_derivative_sums(signed, beta_buf, ws)
-            return float(g[0]) / n, float(h[0]) / n
-
-        miss = binary_smoothed_miss(signed[0], math.exp(self._fit(sums)), n)  # 1 − q_y
-        if self.kind == "ts_ref_brier":
-            return float(2.0 * np.dot(miss, miss) / n)
-        return float(nll_from_miss(miss).mean())
-
-    def _ts(self, z: np.ndarray, y: np.ndarray) -> float:
-        """TS fit + smoothed loss of one epoch of (N, K) logits: what
-        ``stopping_metrics_batched`` does for these two metrics, without the others (float32
-        scores are not copied to float64)."""
-        ws = self._ws = self._ws or Workspace()
-        prep = prepare(z[None], y)
-        evaluate = full_data_evaluator(prep, ws)
-        first = np.zeros(1, dtype=np.intp)
-
-        def sums(beta: float) -> tuple[float, float]:
-            g, h = evaluate(np.full(1, beta), first)
-            return float(g[0]), float(h[0])
-
-        stats = sample_stats(prep, np.full(1, math.exp(self._fit(sums))), ws, derivs=False)
-        n, k = prep.n_samples, prep.n_classes
-        if self.kind == "ts_ref":
-            return float(smoothed_nll(stats, k, n).mean(dtype=np.float64))
-        return float(smoothed_brier(stats, k, n).mean(dtype=np.float64))
+            return ir_ref(z, st.y)
+        return _registered(self.kind, z, st.y)
 
 
 def refinement_loss(
