@@ -158,15 +158,16 @@ def openml_banner():
 
 
 def print_data_summary(log, success):
-    """At the end of a run whose data stage ran (collect_datasets wrote its summary line
-    during this run): repeat that line last in the terminal, where it is seen."""
+    """At the end of a run whose data stage ran (collect_datasets wrote its summary during
+    this run): repeat its lines (the summary, the leakage check's findings) last in the
+    terminal, where they are seen."""
     started = _RUN["started"]
     try:
         fresh = started is not None and os.path.getmtime(DATA_SUMMARY_LINE) >= started
-        line = open(DATA_SUMMARY_LINE).read().strip() if fresh else ""
+        lines = open(DATA_SUMMARY_LINE).read().splitlines() if fresh else []
     except OSError:
-        line = ""
-    if line:
+        lines = []
+    for line in filter(None, lines):
         print(f"tabbench {line}", file=sys.stderr, flush=True)
 
 
