@@ -16,6 +16,10 @@ Nothing scale-related is hard-coded anywhere else.
 - ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs, every model: the whole DAG
   at its smallest, what the fast test suite runs end to end.
 
+The leakage check (docs/design.md §3 step 5) drops a dataset one column predicts almost alone
+under every preset but ``paper``, whose datasets are Ye et al.'s as the paper filters them: there
+a flagged dataset is kept and named (``leakage: report``).
+
 Epochs: every registered model's ``epochs`` keys start at the paper's values that its
 registration gives (:func:`tabbench.models.registry.paper_epochs`); a preset names only the keys
 it scales down (the built-ins'), so a third-party model trains its registered epochs under every
@@ -36,6 +40,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {
         "suite": "ye2024",
         "sources": ["talent", "openml", "bundled"],
+        # every dataset the paper's filter keeps: one the leakage check (not the paper's)
+        # flags is kept and named in the terminal and data/datasets.csv
+        "leakage": "report",
         "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 5,
         "n_configs": 30,
@@ -47,6 +54,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "demo": {
         "suite": "demo",
         "sources": ["bundled"],
+        # datasets whose columns were prepared for tabbench (so are those of bundled, large
+        # and smoke): one the leakage check flags is dropped unless its manifest explains it
+        "leakage": "drop",
         "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 2,
         "n_configs": 2,
@@ -63,6 +73,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         # paper's 100K cap), paper splits, configs and epochs; docs/reproduction.md
         "suite": "demo",
         "sources": ["bundled"],
+        "leakage": "drop",
         "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 5,
         "n_configs": 30,
@@ -74,6 +85,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "large": {
         "suite": "large",
         "sources": ["bundled", "pypi"],
+        "leakage": "drop",
         "models": ["xgboost", "mlp", "realmlp", "lightgbm"],
         "n_splits": 5,
         "n_configs": 30,
@@ -85,6 +97,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "smoke": {
         "suite": ["segment", "kc1"],
         "sources": ["bundled"],
+        "leakage": "drop",
         # every registered model shipped with tabbench, so the CI's smoke DAG runs them all
         "models": ["xgboost", "mlp", "realmlp", "lightgbm"],
         "n_splits": 1,
@@ -116,6 +129,7 @@ def row_cap(config: Mapping[str, Any]) -> int | None:
 PRESET_KEYS = (
     "suite",
     "sources",
+    "leakage",
     "models",
     "n_splits",
     "n_configs",

@@ -44,7 +44,7 @@ import yaml
 from tabbench.core.layout import META, PathLike, ResultsLayout, read_run_config
 from tabbench.settings.presets import PRESETS, coerce_cli_strings, resolve_config
 from tabbench.settings.schema import ConfigError, check_config, load_schema, short
-from tabbench.settings.table import INVOCATION_KEYS, VIEW_KEYS, folder_defaults
+from tabbench.settings.table import INVOCATION_KEYS, VIEW_KEYS, folder_defaults, legacy_values
 from tabbench.settings.table import defaults as table_defaults
 
 #: where the folder's data folder is, seen from the folder (relative to it, or absolute):
@@ -147,6 +147,7 @@ def settle(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
 
     stored = {k: v for k, v in stored.items() if k not in RECORD_KEYS}
     folder = deep_merge(deep_merge(defaults, stored), {"results_dir": results})
+    folder.update(legacy_values(stored, folder))
     check_config(folder, schema, where=layout.run_config)
     reference = _resolve(folder, layout.run_config)
     candidate = _resolve(deep_merge(folder, overrides), "config.yaml and the command line")
