@@ -210,6 +210,19 @@ def test_remember_writes_once_atomically_and_never_over_a_file(tmp_path):
     assert [p.name for p in results.iterdir()] == ["run_config.yaml"]  # no temp file left
 
 
+def test_a_folder_that_cannot_be_written_is_one_line(tmp_path):
+    """A results folder beneath a file (as a read-only one, the write fails): a ConfigError in
+    one line naming the file and the key, not an OSError's traceback."""
+    (tmp_path / "file").write_text("")
+    results = tmp_path / "file" / "results"
+    config = settle(_defaults(results), {"preset": "smoke"}, SCHEMA).config
+    with pytest.raises(ConfigError) as e:
+        remember(results, config)
+    text = str(e.value)
+    assert "\n" not in text and text.startswith("tabbench: cannot write "), text
+    assert "run_config.yaml" in text and "must be writable (results_dir)" in text
+
+
 def test_folder_settings_read_run_config(tmp_path):
     results = tmp_path / "results"
     assert folder_settings(results).large_rows is None

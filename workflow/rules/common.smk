@@ -103,7 +103,11 @@ def remember_run_config():
     """Start hook: a run that starts jobs on a folder without run_config.yaml writes it (not one
     that only draws figures from a folder without run_config.yaml)."""
     if SETTLED.stored is None and not draws_from_cache():
-        if remember(RESULTS, CFG):
+        try:
+            written = remember(RESULTS, CFG)
+        except ConfigError as e:  # a read-only results folder: one line, no job started
+            sys.exit(str(e))
+        if written:
             print(
                 f"tabbench: wrote {RESULTS_LAYOUT.run_config} (this folder's settings)",
                 file=sys.stderr,

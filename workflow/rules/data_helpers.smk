@@ -16,14 +16,17 @@ import shlex
 import sys
 import time
 
-from tabbench.data.manifest import known_names, suite_names, unknown_dataset_message
+from tabbench.data.manifest import known_names, unknown_dataset_message
 from tabbench.data.pipeline import not_kept_reason, read_kept
+from tabbench.settings.names import dataset_name_error, suite_datasets
 from tabbench.settings.presets import row_cap
 
 DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
-# an excluded name the suite does not hold stops the run before any job, in one line
+# a name of an explicit suite no chosen source has (a typo), an excluded name the suite does
+# not hold or a name the data jobs cannot take stops the run before any job and before
+# run_config.yaml is written, in one line
 try:
-    DATASETS = suite_names(CFG["suite"], DEMO_DIR, CFG.get("exclude") or ())
+    DATASETS = suite_datasets(CFG, DEMO_DIR)
 except ValueError as e:
     sys.exit(f"tabbench: invalid configuration: {e}")
 DATASET_PATTERN = "[^/]+"
@@ -93,6 +96,8 @@ def check_dataset(ds, trained=False):
     One line, not an exception: Snakemake would wrap an exception raised here in a dozen lines
     of InputFunctionException; SystemExit passes through its DAG building, before any lock.
     """
+    if dataset_name_error(ds):
+        sys.exit(f"tabbench: {dataset_name_error(ds)}")
     if ds not in _SUITE and ds not in _known_datasets():
         known = sorted(_known_datasets() | _SUITE, key=lambda n: (n.lower(), n))
         sys.exit(f"tabbench: {unknown_dataset_message(ds, known, CFG['sources'])}")

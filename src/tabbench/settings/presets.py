@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tabbench.core.nulls import is_null
+from tabbench.core.suggest import did_you_mean
 from tabbench.models.registry import GROUP, get_models, model_names, paper_epochs
 from tabbench.settings.table import PAPER_LARGE_ROWS
 
@@ -205,27 +206,20 @@ def check_registered_names(config: Mapping[str, Any]) -> None:
 
     models = model_names()
     where = f"(registered through the entry-point group {GROUP!r})"
-    for name in config.get("models") or []:
-        if name not in models:
-            raise ValueError(f"config key 'models': unknown model {name!r}; registered models: "
-                             f"{', '.join(models)} {where}")
-    n_configs = config.get("n_configs")
-    if isinstance(n_configs, Mapping):
-        for name in n_configs:
+    n_configs, patience = config.get("n_configs"), config.get("patience")
+    for key, names in (("models", config.get("models") or []),
+                       ("n_configs", n_configs if isinstance(n_configs, Mapping) else ()),
+                       ("patience", patience if isinstance(patience, Mapping) else ())):
+        for name in names:
             if name not in models:
-                raise ValueError(f"config key 'n_configs': unknown model {name!r}; registered "
-                                 f"models: {', '.join(models)} {where}")
-    patience = config.get("patience")
-    if isinstance(patience, Mapping):
-        for name in patience:
-            if name not in models:
-                raise ValueError(f"config key 'patience': unknown model {name!r}; registered "
-                                 f"models: {', '.join(models)} {where}")
+                raise ValueError(f"config key {key!r}: unknown model {name!r}"
+                                 f"{did_you_mean(name, models)}; registered models: "
+                                 f"{', '.join(models)} {where}")
     keys = paper_epochs()
     for key in config.get("epochs") or {}:
         if key not in keys:
-            raise ValueError(f"config key 'epochs': unknown key {key!r}; the registered "
-                             f"models' epochs keys are {', '.join(keys)} {where}")
+            raise ValueError(f"config key 'epochs': unknown key {key!r}{did_you_mean(key, keys)};"
+                             f" the registered models' epochs keys are {', '.join(keys)} {where}")
     for key, option in trainer_option_keys().items():
         if config.get(key) is not None:
             try:
