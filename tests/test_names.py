@@ -10,15 +10,15 @@ import pytest
 from fixtures import data_fixtures
 
 from tabbench.core.suggest import did_you_mean
-from tabbench.settings.names import dataset_name_error, suite_datasets
+from tabbench.settings.names import dataset_name_error, suite_datasets, unknown_suite_names
 from tabbench.settings.presets import check_registered_names
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
 
 
-def _config(suite, sources=("bundled",), exclude=(), talent_dir=None) -> dict:
+def _config(suite, sources=("bundled",), exclude=(), talent_dir=None, preset="demo") -> dict:
     return {"suite": suite, "sources": list(sources), "exclude": list(exclude),
-            "talent_dir": talent_dir}
+            "talent_dir": talent_dir, "preset": preset}
 
 
 def _refusal(config: dict) -> str:
@@ -29,22 +29,30 @@ def _refusal(config: dict) -> str:
     return text
 
 
+def _unknown(config: dict, demo_dir: Path = DEMO) -> str:
+    text = unknown_suite_names(config, demo_dir)
+    assert text is not None and "\n" not in text, text
+    assert text.startswith("invalid configuration: config key 'suite': "), text
+    return text
+
+
 def test_a_typo_in_an_explicit_suite_is_refused_with_the_close_name():
-    text = _refusal(_config(["segment", "kc11"]))
-    assert text.startswith("config key 'suite': no source of sources=['bundled'] has dataset "
-                           "'kc11'"), text
-    assert "did you mean 'kc1'" in text
+    config = _config(["segment", "kc11"])
+    text = _unknown(config)
+    assert text.endswith("no source of sources=['bundled'] has dataset 'kc11'; did you mean "
+                         "'kc1'?"), text
+    assert suite_datasets(config, DEMO) == ["segment", "kc11"]  # a valid name, just unknown
 
 
 def test_every_unknown_name_is_counted_and_a_far_one_lists_the_known_names():
-    text = _refusal(_config(["zzzz", "segment", "qqqq"]))
+    text = _unknown(_config(["zzzz", "segment", "qqqq"]))
     assert "'zzzz' (and 1 more: qqqq)" in text and "did you mean" not in text
     assert "known: " in text and "segment" in text and "kc1" in text
 
 
 def test_a_name_only_another_source_has_is_refused_for_the_chosen_ones():
-    assert suite_datasets(_config(["kc1"], sources=("openml",)), DEMO) == ["kc1"]
-    text = _refusal(_config(["banknote-authentication"], sources=("bundled",)))
+    assert unknown_suite_names(_config(["kc1"], sources=("openml",)), DEMO) is None
+    text = _unknown(_config(["banknote-authentication"], sources=("bundled",)))
     assert "no source of sources=['bundled']" in text
 
 
@@ -52,13 +60,19 @@ def test_a_talent_folder_counts_as_known(tmp_path):
     data_fixtures.make_talent_folder(tmp_path / "talent", "toy", sizes=(300, 100, 100))
     config = _config(["toy", "kc1"], sources=("talent", "bundled"),
                      talent_dir=str(tmp_path / "talent"))
+    assert unknown_suite_names(config, DEMO) is None
     assert suite_datasets(config, DEMO) == ["toy", "kc1"]
 
 
-def test_named_suites_are_the_manifests_without_a_source_check():
-    """ye2024 has datasets no bundled copy has: the data stage reports them unavailable."""
-    names = suite_datasets(_config("ye2024", sources=("bundled",)), DEMO)
-    assert len(names) == 200
+def test_named_suites_and_a_presets_own_list_are_not_checked_against_the_sources(tmp_path):
+    """ye2024 has datasets no bundled copy has, and smoke's list needs data/demo: the data
+    stage reports what no source has unavailable (a checkout without data/demo included)."""
+    assert unknown_suite_names(_config("ye2024"), DEMO) is None
+    assert len(suite_datasets(_config("ye2024"), DEMO)) == 200
+    assert unknown_suite_names(_config(["segment", "kc1"], preset="smoke"),
+                               tmp_path / "no_demo") is None
+    assert "has dataset 'segment'" in _unknown(_config(["segment"], preset="smoke"),
+                                               tmp_path / "no_demo")
 
 
 @pytest.mark.parametrize(("key", "name", "says"), [

@@ -167,5 +167,6 @@ def interrupted_hint(log, success):
 
 
 END_FUNCTIONS.append(interrupted_hint)
-# first of the start hooks: the folder's settings are on disk before any job
+# the start hook that writes the folder's settings, before any job (data_helpers.smk puts its
+# check of the typed suite's names before it)
 START_FUNCTIONS.append(remember_run_config)

@@ -18,13 +18,17 @@ import time
 
 from tabbench.data.manifest import known_names, unknown_dataset_message
 from tabbench.data.pipeline import not_kept_reason, read_kept
-from tabbench.settings.names import dataset_name_error, suite_datasets
+from tabbench.settings.names import (
+    dataset_name_error,
+    suite_datasets,
+    unknown_suite_names,
+)
 from tabbench.settings.presets import row_cap
 
 DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
-# a name of an explicit suite no chosen source has (a typo), an excluded name the suite does
-# not hold or a name the data jobs cannot take stops the run before any job and before
-# run_config.yaml is written, in one line
+# an excluded name the suite does not hold or a name the data jobs cannot take stops the run
+# before any job and before run_config.yaml is written, in one line (and a name of an explicit
+# suite no chosen source has: refuse_unknown_suite_names)
 try:
     DATASETS = suite_datasets(CFG, DEMO_DIR)
 except ValueError as e:
@@ -89,7 +93,8 @@ _SUITE = frozenset(DATASETS)
 def check_dataset(ds, trained=False):
     """A target may name a dataset of the suite or one a chosen source knows; any other name
     (a typo, `nosuchdata`) stops the run while the DAG is built, before any job runs or writes
-    a file, in one line with the names the sources know. ``trained``: the target needs the
+    a file, in one line with the names the sources know; so does a name the data jobs cannot
+    take. ``trained``: the target needs the
     dataset split (a split, runs or selected file), so a dataset the data stage already did not
     keep (its filter report says why: hypothyroid in the demo) stops it too, in one line.
 
@@ -176,5 +181,17 @@ def print_data_summary(log, success):
         print(f"tabbench {line}", file=sys.stderr, flush=True)
 
 
+def refuse_unknown_suite_names():
+    """Start hook, first: a run about to write this folder's run_config.yaml (as
+    remember_run_config decides) stops in one line if a name of the typed suite is one no
+    chosen source has (tabbench.settings.names.unknown_suite_names), so that the typo is
+    neither fetched nor remembered."""
+    if SETTLED.stored is None and not draws_from_cache():
+        why = unknown_suite_names(CFG, DEMO_DIR)
+        if why:
+            sys.exit(f"tabbench: {why}")
+
+
+START_FUNCTIONS.insert(0, refuse_unknown_suite_names)
 START_FUNCTIONS.append(openml_banner)
 END_FUNCTIONS.append(print_data_summary)

@@ -1,5 +1,5 @@
-"""Dataset names a user types (an explicit suite, ``exclude``), checked while the configuration
-is read: before ``run_config.yaml`` is written or any job starts.
+"""Dataset names a user types (an explicit suite, ``exclude``), checked before
+``run_config.yaml`` is written or any job starts.
 
 A name nobody can provide is refused rather than carried along: a typo in ``suite=[...]`` would
 otherwise be fetched, reported "unavailable", and remembered in the folder's
@@ -20,6 +20,7 @@ from typing import Any
 
 from tabbench.core.suggest import did_you_mean
 from tabbench.data.manifest import known_names, suite_names
+from tabbench.settings.presets import PRESETS
 
 #: how many known names a refusal lists in full (beyond: the close ones and how many)
 MAX_LISTED = 30
@@ -41,29 +42,46 @@ def dataset_name_error(name: str) -> str | None:
 
 def suite_datasets(config: Mapping[str, Any], demo_dir: str | os.PathLike[str]) -> list[str]:
     """The datasets of the resolved ``config``'s suite (``exclude`` left out), after checking
-    every name it was given: each of an explicit list must be one a chosen source has
-    (:func:`tabbench.data.manifest.known_names`) and a valid dataset name. A named suite
-    (``ye2024``, ``demo``, ``large``) is the manifests' and is not checked against the sources:
-    a dataset of it that no source has is reported unavailable by the data stage, as the
-    paper's filter counts it. ``ValueError`` with one line naming the key otherwise."""
+    that every name of an explicit list and of ``exclude`` is one the data jobs can take
+    (:func:`dataset_name_error`; an excluded name must be in the suite). ``ValueError`` with one
+    line naming the key otherwise. Whether a source has each name is
+    :func:`unknown_suite_names`'s question, asked only where the answer matters."""
     suite = config["suite"]
-    sources = list(config["sources"])
     for key, names in (("suite", [] if isinstance(suite, str) else suite),
                        ("exclude", config.get("exclude") or ())):
         for name in names:
             why = dataset_name_error(name)
             if why is not None:
                 raise ValueError(f"config key {key!r}: {why}")
-    if not isinstance(suite, str):
-        known = known_names(sources, demo_dir, config.get("talent_dir"))
-        unknown = [str(n) for n in suite if str(n) not in set(known)]
-        if unknown:
-            name = unknown[0]
-            listed = (f"; known: {', '.join(known)}" if len(known) <= MAX_LISTED
-                      else f" ({len(known)} known)")
-            hint = did_you_mean(name, known) or listed
-            others = f" (and {len(unknown) - 1} more: {', '.join(unknown[1:])})" \
-                if len(unknown) > 1 else ""
-            raise ValueError(f"config key 'suite': no source of sources={sources} has dataset "
-                             f"{name!r}{others}{hint}")
     return suite_names(suite, demo_dir, config.get("exclude") or ())
+
+
+def unknown_suite_names(config: Mapping[str, Any], demo_dir: str | os.PathLike[str]
+                        ) -> str | None:
+    """Why the resolved ``config``'s explicit suite cannot run (one line naming the key, the
+    first name no chosen source has and the closest known name), or None. Each name of a list
+    the user typed must be one a chosen source has
+    (:func:`tabbench.data.manifest.known_names`). A named suite (``ye2024``, ``demo``,
+    ``large``) is the manifests' and a preset's own list (``smoke``'s) the project's: neither
+    is checked; a dataset of theirs that no source has is reported unavailable by the data
+    stage, as the paper's filter counts it.
+
+    The workflow asks it first thing in a run about to write the folder's ``run_config.yaml``
+    (the names are about to be fetched and remembered there): not for a folder that has its
+    settings (its data may be in place while a source is not, e.g. an unmounted TALENT
+    folder), nor for drawing figures."""
+    suite = config["suite"]
+    if isinstance(suite, str) or suite == PRESETS[config["preset"]]["suite"]:
+        return None
+    sources = list(config["sources"])
+    known = known_names(sources, demo_dir, config.get("talent_dir"))
+    unknown = [str(n) for n in suite if str(n) not in set(known)]
+    if not unknown:
+        return None
+    name = unknown[0]
+    listed = (f"; known: {', '.join(known)}" if len(known) <= MAX_LISTED
+              else f" ({len(known)} known)")
+    others = (f" (and {len(unknown) - 1} more: {', '.join(unknown[1:])})"
+              if len(unknown) > 1 else "")
+    return (f"invalid configuration: config key 'suite': no source of sources={sources} has "
+            f"dataset {name!r}{others}{did_you_mean(name, known) or listed}")
