@@ -5,7 +5,8 @@ import argparse
 import pytest
 
 from tabbench.cli import main
-from tabbench.cli.args import boolean, optional_str, results_folder
+from tabbench.cli.args import boolean, non_negative_int, optional_str, results_folder
+from tabbench.study.specs import TrainTarget
 
 
 @pytest.mark.parametrize(
@@ -50,3 +51,31 @@ def test_a_mistyped_results_folder_is_refused_before_anything_is_written(
     assert exit_.value.code == 2
     assert "no such results folder" in capsys.readouterr().err
     assert page.read_text() == before and not (tmp_path / "out").exists()
+
+
+def test_a_negative_number_of_configs_ends_in_one_line_before_anything_is_written(
+        tmp_path, capsys) -> None:
+    """``--n-configs -1`` would train configs 0..-1, none, and write an empty runs file."""
+    out = tmp_path / "runs.parquet"
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--model", "xgboost", "--dataset", "toy", "--split", "0",
+              "--processed", str(tmp_path / "p.parquet"), "--splits", str(tmp_path / "s.parquet"),
+              "--out", str(out), "--n-configs", "-1", "--epochs", "xgboost_default=2",
+              "xgboost_tuned=2", "--seed", "0"])
+    assert e.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == ("tabbench train: error: argument --n-configs: expected an integer >= 0, "
+                    "got -1"), last
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_negative_int_takes_zero_and_refuses_text() -> None:
+    assert non_negative_int("0") == 0 and non_negative_int("30") == 30
+    with pytest.raises(argparse.ArgumentTypeError, match="expected an integer >= 0"):
+        non_negative_int("many")
+
+
+def test_a_train_target_with_a_negative_number_of_configs_is_refused() -> None:
+    with pytest.raises(ValueError, match="xgboost/toy/split0: n_configs must be >= 0, got -1"):
+        TrainTarget("xgboost", "toy", 0, -1, {"xgboost_default": 2}, 0)
+    assert TrainTarget("xgboost", "toy", 0, 0, {"xgboost_default": 2}, 0).n_configs == 0

@@ -18,7 +18,13 @@ from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 from tabbench.core.layout import ResultsLayout, read_run_config
 from tabbench.data.manifest import known_names, unknown_dataset_message, ye2024_manifest
 from tabbench.report.results_folder import collect_selected, summary_frames
-from tabbench.settings.run_config import INVOCATION_KEYS, folder_settings, remember, settle
+from tabbench.settings.run_config import (
+    INVOCATION_KEYS,
+    folder_settings,
+    remember,
+    settle,
+    with_defaults,
+)
 from tabbench.settings.schema import ConfigError, check_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,6 +181,34 @@ def test_a_folder_from_before_run_config_keeps_its_summarys_large_threshold(tmp_
     assert folder_settings(results).large_rows == 3000
 
 
+@pytest.mark.parametrize(("preset", "leakage"), [("paper", "report"), ("demo", "drop"),
+                                               ("bundled", "drop"), ("large", "drop"),
+                                               ("smoke", "drop")])
+def test_the_leakage_check_drops_except_on_the_papers_own_suite(tmp_path, preset, leakage):
+    res = settle(_defaults(tmp_path / "results"), {"preset": preset}, SCHEMA)
+    assert res.config["leakage"] == leakage
+    assert settle(_defaults(tmp_path / "other"), {"preset": preset, "leakage": "drop"},
+                  SCHEMA).config["leakage"] == "drop"
+
+
+@pytest.mark.parametrize("preset", ["paper", "bundled"])
+def test_a_folder_whose_settings_lack_the_leakage_key_runs_as_it_did(tmp_path, preset):
+    """A run_config.yaml without the key (docs/results/bundled's) ran its filter jobs with
+    drop, whose flag is none: it keeps drop, so no filter job reruns; what it was made with
+    (for a reader of the folder) is report, as without the check."""
+    results = tmp_path / "results"
+    remember(results, settle(_defaults(results), {"preset": preset}, SCHEMA).config)
+    path = Path(ResultsLayout(results).run_config)
+    stored = yaml.safe_load(path.read_text())
+    del stored["leakage"]
+    path.write_text(yaml.safe_dump(stored))
+    assert settle(_defaults(results), {}, SCHEMA).config["leakage"] == "drop"
+    assert with_defaults(read_run_config(results))["leakage"] == "report"
+    stored["leakage"] = "report"
+    path.write_text(yaml.safe_dump(stored))
+    assert settle(_defaults(results), {}, SCHEMA).config["leakage"] == "report"
+
+
 def test_remember_writes_once_atomically_and_never_over_a_file(tmp_path):
     results = tmp_path / "results"
     cfg = settle(_defaults(results), {"preset": "smoke"}, SCHEMA).config
@@ -192,6 +226,19 @@ def test_remember_writes_once_atomically_and_never_over_a_file(tmp_path):
     assert not remember(results, {**cfg, "preset": "paper"})
     assert read_run_config(results)["preset"] == "smoke"
     assert [p.name for p in results.iterdir()] == ["run_config.yaml"]  # no temp file left
+
+
+def test_a_folder_that_cannot_be_written_is_one_line(tmp_path):
+    """A results folder beneath a file (as a read-only one, the write fails): a ConfigError in
+    one line naming the file and the key, not an OSError's traceback."""
+    (tmp_path / "file").write_text("")
+    results = tmp_path / "file" / "results"
+    config = settle(_defaults(results), {"preset": "smoke"}, SCHEMA).config
+    with pytest.raises(ConfigError) as e:
+        remember(results, config)
+    text = str(e.value)
+    assert "\n" not in text and text.startswith("tabbench: cannot write "), text
+    assert "run_config.yaml" in text and "must be writable (results_dir)" in text
 
 
 def test_folder_settings_read_run_config(tmp_path):

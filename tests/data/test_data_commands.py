@@ -236,3 +236,69 @@ def test_fetch_message_lists_failed_sources_before_the_winner(fx, tmp_path, caps
                  str(tmp_path / "demo")) == 0  # fmt: skip
     err = capsys.readouterr().err
     assert "toy: from bundled (300 rows) after talent: no talent_dir configured" in err
+
+
+def _leaky_frames() -> dict[str, pd.DataFrame]:
+    """An honest dataset, one whose label is the parity of a code, one with a 1 %-noisy copy
+    of a 3-class label (a near miss)."""
+    rng = np.random.default_rng(0)
+    n = 20_000
+    x = rng.normal(size=n)
+    code = rng.integers(0, 30, size=n)
+    three = rng.integers(0, 3, size=n)
+    copy = np.where(rng.uniform(size=n) < 0.01, rng.integers(0, 3, size=n), three)
+    return {
+        "honest": pd.DataFrame({"x": x, "z": rng.normal(size=n),
+                                "y": (x + rng.normal(size=n) > 0).astype(int)}),
+        "parity": pd.DataFrame({"code": code.astype(float), "x": x, "y": code % 2}),
+        "noisy_copy": pd.DataFrame({"copy": copy.astype(float), "x": x, "y": three}),
+    }
+
+
+@pytest.mark.parametrize("mode", ["drop", "report"])
+def test_flagged_datasets_and_near_misses_are_named_in_either_mode(fx, tmp_path, capsys, mode):
+    frames = _leaky_frames()
+    for name, frame in frames.items():
+        write_raw(fx, tmp_path, name, frame)
+        assert filt(tmp_path, name, "--leakage", mode) == 0
+    assert report(tmp_path, "parity")["leakage"]["status"] == "flagged"
+    assert report(tmp_path, "parity")["kept"] is (mode == "report")
+    assert report(tmp_path, "noisy_copy")["leakage"]["status"] == "near-miss"
+    assert report(tmp_path, "noisy_copy")["kept"]
+    assert report(tmp_path, "honest")["leakage"]["status"] == "ok"
+    filter_log = capsys.readouterr().err
+    assert "noisy_copy: WARNING: leakage check near-miss: column 'copy'" in filter_log
+
+    names = list(frames)
+    assert run("data", "collect",
+               "--processed-json", *[str(tmp_path / f"processed/{n}.json") for n in names],
+               "--raw-json", *[str(tmp_path / f"raw/{n}.json") for n in names],
+               "--out-kept", str(tmp_path / "kept.txt"),
+               "--out-summary", str(tmp_path / "datasets.csv"),
+               "--out-unavailable", str(tmp_path / "unavailable.csv"),
+               "--out-summary-line", str(tmp_path / "summary.txt")) == 0
+    lines = (tmp_path / "summary.txt").read_text().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("data: 3 datasets: ")
+    leak = lines[1]
+    assert leak.startswith("WARNING: the leakage check"), leak
+    group = "dropped: parity" if mode == "drop" else "flagged, kept (leakage: report): parity"
+    assert f"{group} (column 'code', 1.0000 held out)" in leak, leak
+    assert "near misses (>= 99 %, kept): noisy_copy (column 'copy', 0.99" in leak, leak
+    assert "honest" not in leak
+    summary = pd.read_csv(tmp_path / "datasets.csv").set_index("dataset")
+    assert summary.loc["noisy_copy", "leakage"] == "near-miss"
+    assert summary.loc["parity", ["leakage", "leak_column", "leak_rule"]].tolist() == [
+        "flagged", "code", "values"]
+
+
+def test_nothing_found_adds_no_leakage_line(fx, tmp_path):
+    write_raw(fx, tmp_path, "honest", _leaky_frames()["honest"])
+    assert filt(tmp_path, "honest") == 0
+    assert run("data", "collect", "--processed-json", str(tmp_path / "processed/honest.json"),
+               "--raw-json", str(tmp_path / "raw/honest.json"),
+               "--out-kept", str(tmp_path / "kept.txt"),
+               "--out-summary", str(tmp_path / "datasets.csv"),
+               "--out-unavailable", str(tmp_path / "unavailable.csv"),
+               "--out-summary-line", str(tmp_path / "summary.txt")) == 0
+    assert (tmp_path / "summary.txt").read_text().splitlines() == [
+        "data: 1 datasets: 1 kept, 0 dropped by filtering, 0 unavailable"]

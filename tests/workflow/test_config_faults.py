@@ -11,6 +11,8 @@ is checked on disk: no data/, results/ or logs/ folder, and no Snakemake job met
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from workspace import Workspace
 
@@ -219,3 +221,60 @@ def test_one_hot_cap_on_the_command_line_is_accepted(tmp_path, value):
     res = ws.snakemake("-n", "--cores", "1", "--config", "preset=smoke",
                        f"mlp_max_one_hot_levels={value}")
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("kc11", "no source of sources=['bundled'] has dataset 'kc11' (did you mean 'kc1'?)"),
+    ("-kc1", "dataset name '-kc1' starts with '-', which the data jobs would read as an "
+             "option"),
+])
+def test_a_bad_name_in_an_explicit_suite_is_refused_before_anything_is_saved(
+        tmp_path, name, says):
+    """A typo let through would be fetched, reported "1 unavailable" with exit 0 and
+    remembered in run_config.yaml, which would then refuse the corrected command; a name
+    starting with '-' would break the fetch job's arguments. Both stop a real run in one line,
+    before any job and before run_config.yaml is written, so the corrected command runs."""
+    ws = Workspace(tmp_path / "wf", demo=("segment", "kc1"))
+    res = ws.snakemake("--cores", "1", "--config", "preset=smoke", f"suite=[segment,{name}]")
+    text = res.stdout + res.stderr
+    assert res.returncode != 0, text[-3000:]
+    last = text.strip().splitlines()[-1]
+    assert last == f"tabbench: invalid configuration: config key 'suite': {says}", text[-3000:]
+    assert "Traceback" not in text and "Error in" not in text, text[-3000:]
+    _no_job_ran(ws)
+    res = ws.snakemake("-n", "--cores", "1", "--config", "preset=smoke", "suite=[segment,kc1]")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+
+
+def _make_read_only(folder) -> bool:
+    """``folder`` made unwritable, also for root (chmod does not stop root; the immutable
+    attribute does, where the file system has it). False where neither works here."""
+    folder.chmod(0o555)
+    probe = folder / "probe"
+    try:
+        probe.write_text("")
+    except OSError:
+        return True
+    probe.unlink()
+    return subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+
+
+def test_an_empty_read_only_results_folder_ends_in_one_line(tmp_path):
+    ws = Workspace(tmp_path / "wf", demo=("segment", "kc1"))
+    folder = ws.root / "ro"
+    folder.mkdir()
+    if not _make_read_only(folder):
+        pytest.skip("no way to make a folder read-only for this user on this file system")
+    try:
+        res = ws.snakemake("--cores", "1", "--config", "preset=smoke", "results_dir=ro")
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
+        folder.chmod(0o755)
+    text = res.stdout + res.stderr
+    assert res.returncode != 0, text[-3000:]
+    last = text.strip().splitlines()[-1]
+    assert last.startswith("tabbench: cannot write ro/run_config.yaml ("), text[-3000:]
+    assert last.endswith("the results folder ro/ must be writable (results_dir); nothing was "
+                         "run"), last
+    assert "Traceback" not in text and "Error in file" not in text, text[-3000:]
+    assert not (ws.root / "data" / "raw").exists() and list(folder.iterdir()) == []

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -260,3 +261,27 @@ def test_split_by_groups_reruns_the_splits_only_when_true(wf):
     assert planned().get("split_dataset") == 1
     stored.write_text(yaml.safe_dump(cfg))
     assert "split_dataset" not in planned()
+
+
+def test_the_end_of_the_data_stage_names_a_flagged_dataset_it_kept(wf):
+    """With ``leakage: report`` a flagged dataset stays; the last lines of the run name it
+    (and its column), after the one-line summary."""
+    rng = np.random.default_rng(0)
+    code = rng.integers(0, 30, size=800)
+    parity = pd.DataFrame({"code": code.astype(float), "x": rng.normal(size=800),
+                           "class": code % 2})  # the label is the code's parity
+    fx.make_demo_dir(wf.dir / "data" / "demo",
+                     {"parity": parity, "honest": fx.synthetic_frame(800)})
+    out = wf("data", "--cores", "1", "--config", "suite=[parity,honest]", "sources=[bundled]",
+             "min_rows=500", "n_splits=1", "leakage=report")
+    lines = (out.stdout + out.stderr).splitlines()
+    summary = lines.index("tabbench data: 2 datasets: 2 kept, 0 dropped by filtering, "
+                          "0 unavailable")
+    assert lines[summary + 1].startswith("tabbench WARNING: the leakage check found one column "
+                                         "predicting the label almost alone: flagged, kept "
+                                         "(leakage: report): parity (column 'code', 1.0000 "
+                                         "held out)"), lines[summary:]
+    assert "honest" not in lines[summary + 1]
+    table = pd.read_csv(wf.dir / "data" / "datasets.csv").set_index("dataset")
+    assert table.loc["parity", ["status", "leakage", "leak_rule"]].tolist() == [
+        "kept", "flagged", "values"]

@@ -107,7 +107,11 @@ def remember_run_config():
     """Start hook: a run that starts jobs on a folder without run_config.yaml writes it (not one
     that only draws figures from a folder without run_config.yaml)."""
     if SETTLED.stored is None and not drawing().trains_nothing:
-        if remember(RESULTS, CFG):
+        try:
+            written = remember(RESULTS, CFG)
+        except ConfigError as e:  # a read-only results folder: one line, no job started
+            sys.exit(str(e))
+        if written:
             print(
                 f"tabbench: wrote {RESULTS_LAYOUT.run_config} (this folder's settings)",
                 file=sys.stderr,
@@ -167,5 +171,6 @@ def interrupted_hint(log, success):
 
 
 END_FUNCTIONS.append(interrupted_hint)
-# first of the start hooks: the folder's settings are on disk before any job
+# the start hook that writes the folder's settings, before any job (data_helpers.smk puts its
+# check of the typed suite's names before it)
 START_FUNCTIONS.append(remember_run_config)

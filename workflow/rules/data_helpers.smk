@@ -19,15 +19,22 @@ import shlex
 import sys
 import time
 
-from tabbench.data.manifest import known_names, suite_names, unknown_dataset_message
+from tabbench.data.manifest import known_names, unknown_dataset_message
 from tabbench.data.pipeline import not_kept_reason, read_kept
+from tabbench.settings.names import (
+    dataset_name_error,
+    suite_datasets,
+    unknown_suite_names,
+)
 from tabbench.settings.presets import row_cap
 from tabbench.study.targets import DATASET, not_in_study
 
 DEMO_DIR = os.path.join(workflow.basedir, "data", "demo")
-# an excluded name the suite does not hold stops the run before any job, in one line
+# an excluded name the suite does not hold or a name the data jobs cannot take stops the run
+# before any job and before run_config.yaml is written, in one line (and a name of an explicit
+# suite no chosen source has: refuse_unknown_suite_names)
 try:
-    DATASETS = suite_names(CFG["suite"], DEMO_DIR, CFG.get("exclude") or ())
+    DATASETS = suite_datasets(CFG, DEMO_DIR)
 except ValueError as e:
     sys.exit(f"tabbench: invalid configuration: {e}")
 DATASET_PATTERN = "[^/]+"
@@ -98,7 +105,8 @@ _SUITE = frozenset(DATASETS)
 def check_dataset(ds, trained=False, study=False):
     """A target may name a dataset of the suite or one a chosen source knows; any other name
     (a typo, `nosuchdata`) stops the run while the DAG is built, before any job runs or writes
-    a file, in one line with the names the sources know. ``trained``: the target needs the
+    a file, in one line with the names the sources know; so does a name the data jobs cannot
+    take. ``trained``: the target needs the
     dataset split (a split, runs or selected file), so a dataset the data stage already did not
     keep (its filter report says why: hypothyroid in the demo) stops it too, in one line.
     ``study``: the target is a result of the folder's study (a runs or selected file), so a
@@ -108,6 +116,8 @@ def check_dataset(ds, trained=False, study=False):
     One line, not an exception: Snakemake would wrap an exception raised here in a dozen lines
     of InputFunctionException; SystemExit passes through its DAG building, before any lock.
     """
+    if dataset_name_error(ds):
+        sys.exit(f"tabbench: {dataset_name_error(ds)}")
     if ds not in _SUITE and ds not in _known_datasets():
         known = sorted(_known_datasets() | _SUITE, key=lambda n: (n.lower(), n))
         sys.exit(f"tabbench: {unknown_dataset_message(ds, known, CFG['sources'])}")
@@ -176,15 +186,16 @@ def openml_banner():
 
 
 def print_data_summary(log, success):
-    """At the end of a run whose data stage ran (collect_datasets wrote its summary line
-    during this run): repeat that line last in the terminal, where it is seen."""
+    """At the end of a run whose data stage ran (collect_datasets wrote its summary during
+    this run): repeat its lines (the summary, the leakage check's findings) last in the
+    terminal, where they are seen."""
     started = _RUN["started"]
     try:
         fresh = started is not None and os.path.getmtime(DATA_SUMMARY_LINE) >= started
-        line = open(DATA_SUMMARY_LINE).read().strip() if fresh else ""
+        lines = open(DATA_SUMMARY_LINE).read().splitlines() if fresh else []
     except OSError:
-        line = ""
-    if line:
+        lines = []
+    for line in filter(None, lines):
         print(f"tabbench {line}", file=sys.stderr, flush=True)
 
 
@@ -207,6 +218,18 @@ def print_fetch_errors(log, success):
                 print(line, file=sys.stderr, flush=True)
 
 
+def refuse_unknown_suite_names():
+    """Start hook, first: a run about to write this folder's run_config.yaml (as
+    remember_run_config decides) stops in one line if a name of the typed suite is one no
+    chosen source has (tabbench.settings.names.unknown_suite_names), so that the typo is
+    neither fetched nor remembered."""
+    if SETTLED.stored is None and not drawing().trains_nothing:
+        why = unknown_suite_names(CFG, DEMO_DIR)
+        if why:
+            sys.exit(f"tabbench: {why}")
+
+
+START_FUNCTIONS.insert(0, refuse_unknown_suite_names)
 START_FUNCTIONS.append(openml_banner)
 END_FUNCTIONS.append(print_data_summary)
 END_FUNCTIONS.append(print_fetch_errors)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tabbench.cli.args import boolean, field_default, optional_str, positive_float
+from tabbench.cli.args import boolean, field_default, non_negative_int, optional_str, positive_float
 from tabbench.core.gpu import GpuUnavailableError
 from tabbench.core.layout import part_dir
 from tabbench.models.base import TrainContext
@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--processed", required=True, help="data/processed/<dataset>.parquet")
     p.add_argument("--splits", required=True, help="data/splits/<dataset>.parquet")
     p.add_argument("--out", required=True, help="results/runs/<model>/<dataset>/split<i>.parquet")
-    p.add_argument("--n-configs", required=True, type=int,
+    p.add_argument("--n-configs", required=True, type=non_negative_int,
                    help="random configs besides the default config 0")
     p.add_argument("--epochs", required=True, nargs="+", type=_epochs_item, metavar="KEY=N",
                    help="e.g. xgboost_default=100 xgboost_tuned=1000 (or mlp=256)")

@@ -11,9 +11,9 @@ Per dataset, in this order:
 4. labels become codes 0..K-1 (sorted class values; stray whitespace stripped from string
    labels); categoricals become pandas ``category`` (whitespace stripped, ``''``/``'?'`` missing);
 5. the leakage check (:mod:`tabbench.data.leakage`, not in the paper): a dataset where one
-   column alone predicts the label almost perfectly is dropped, unless the source's manifest
-   row explains why (``leakage_note`` in the raw data's origin); its result is in the report
-   (``leakage``) either way.
+   column alone predicts the label almost perfectly is dropped (``leakage="drop"``), unless
+   the source's manifest row explains why (``leakage_note`` in the raw data's origin); its
+   result (a near miss included) is in the report (``leakage``) either way.
 
 Where the rows have groups (:attr:`RawData.groups`), they follow their rows through steps 1–2
 and come out beside the frame (:attr:`FilterOutcome.groups`), never in it: neither the

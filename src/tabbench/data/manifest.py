@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tabbench.core.suggest import did_you_mean
 from tabbench.data.sources.pypi_recipes import pypi_recipes
 
 DEMO_COLUMNS = (
@@ -90,7 +91,8 @@ def suite_names(suite: str | list[str], demo_dir: str | os.PathLike[str],
     unknown = [n for n in excluded if n not in names]
     if unknown:
         raise ValueError(f"config key 'exclude': {', '.join(unknown)} not in the suite "
-                         f"({len(names)} datasets; e.g. {', '.join(names[:3])})")
+                         f"({len(names)} datasets; e.g. {', '.join(names[:3])})"
+                         + did_you_mean(unknown[0], names))
     return [n for n in names if n not in set(excluded)]
 
 

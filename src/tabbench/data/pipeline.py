@@ -4,8 +4,9 @@
 ``filter`` → ``data/processed/<name>.{parquet,json}`` (the rows' groups in the parquet's
 :data:`~tabbench.data.dataset.GROUP_COLUMN`, only where the source declares them);
 ``collect`` (the one Snakemake checkpoint) → ``data/kept.txt``, ``data/datasets.csv``,
-``data/unavailable.csv`` and a one-line summary (:func:`summary_line`, which the workflow prints
-at the end of the run); ``split`` → ``data/splits/<name>.parquet``.
+``data/unavailable.csv`` and a short summary (:func:`summary_line`, then :func:`leakage_line`
+where the leakage check found something; the workflow prints it at the end of the run);
+``split`` → ``data/splits/<name>.parquet``.
 
 A data problem (no source has the dataset, unusable data, a dropped dataset) is a *status*
 written to the json, not a failed job, so one bad dataset never stops the suite. The exception is
@@ -55,6 +56,7 @@ SUMMARY_COLUMNS = [
     "leakage",
     "leak_column",
     "leak_accuracy",
+    "leak_rule",
     "majority_share",
     "notes",
 ]
@@ -174,7 +176,42 @@ def filter_step(
     write_json_atomic(report, out_json)
     what = "kept" if report["kept"] else f"not kept ({report['reason']})"
     _say(f"{name}: {what}")
+    leak = report.get("leakage") or {}
+    if report["kept"] and leak.get("status") in ("flagged", "explained", "near-miss"):
+        _say(f"{name}: WARNING: leakage check {leak['status']}: {leak_text(leak)}"
+             + (f"; manifest: {leak['note']}" if leak.get("note") else ""))
     return report
+
+
+def leak_text(leak: dict[str, Any]) -> str:
+    """A filter report's leakage result in a few words: the column and its held-out
+    accuracy."""
+    return f"column {leak.get('column')!r}, {leak.get('accuracy') or 0:.4f} held out"
+
+
+#: how :func:`leakage_line` names each group of datasets, and which reports belong to it
+_LEAK_GROUPS = (
+    ("dropped", lambda r, s: s == "flagged" and not r.get("kept")),
+    ("flagged, kept (leakage: report)", lambda r, s: s == "flagged" and r.get("kept")),
+    ("flagged, explained by their manifest", lambda r, s: s == "explained"),
+    ("near misses (>= 99 %, kept)", lambda r, s: s == "near-miss"),
+)
+
+
+def leakage_line(reports: Sequence[dict[str, Any]], summary_path: PathLike) -> str | None:
+    """The leakage check's findings in one line for the end of the data stage (None when it
+    found nothing): every flagged dataset by name, whether the filter dropped or kept it, and
+    every near miss (:mod:`tabbench.data.leakage`), in whichever ``leakage`` mode."""
+    parts = []
+    for label, belongs in _LEAK_GROUPS:
+        named = [f"{r['dataset']} ({leak_text(r['leakage'])})" for r in reports
+                 if r.get("leakage") and belongs(r, r["leakage"].get("status"))]
+        if named:
+            parts.append(f"{label}: {', '.join(named)}")
+    if not parts:
+        return None
+    return ("WARNING: the leakage check found one column predicting the label almost alone: "
+            + "; ".join(parts) + f" (see {summary_path})")
 
 
 #: what to do when datasets are unavailable because OpenML cannot be reached
@@ -237,8 +274,8 @@ def collect_step(
 ) -> list[str]:
     """Gather the filter reports: the kept list (one name a line), a summary table,
     ``unavailable.csv`` (every dataset no source could provide, with each source's reason) and,
-    if ``out_summary_line``, :func:`summary_line` in a text file."""
-    rows, unavailable, kept, metas = [], [], [], []
+    if ``out_summary_line``, :func:`summary_line` and :func:`leakage_line` in a text file."""
+    rows, unavailable, kept, metas, reports = [], [], [], [], []
     for pj in processed_jsons:
         r = json.loads(Path(pj).read_text())
         leak = r.get("leakage") or {}
@@ -246,8 +283,10 @@ def collect_step(
             {c: r.get(c) for c in SUMMARY_COLUMNS}
             | {"status": r.get("status"), "notes": report_notes(r),
                "leakage": leak.get("status"), "leak_column": leak.get("column"),
-               "leak_accuracy": leak.get("accuracy"), "majority_share": leak.get("majority")}
+               "leak_accuracy": leak.get("accuracy"), "leak_rule": leak.get("rule"),
+               "majority_share": leak.get("majority")}
         )
+        reports.append(r)
         if r.get("kept"):
             kept.append(r["dataset"])
     for rj in raw_jsons:
@@ -272,10 +311,12 @@ def collect_step(
     n_unav = len(unavailable)
     n_dropped = sum(r.get("status") == "dropped" for r in rows)
     _say(f"{len(kept)} kept, {len(rows) - len(kept) - n_unav} dropped, {n_unav} unavailable")
-    line = summary_line(metas, len(kept), n_dropped, out_unavailable)
-    _say(line)
+    lines = [summary_line(metas, len(kept), n_dropped, out_unavailable),
+             leakage_line(reports, out_summary)]
+    text = "".join(f"{line}\n" for line in lines if line)
+    _say(text.rstrip("\n"))
     if out_summary_line is not None:
-        write_text_atomic(line + "\n", out_summary_line)
+        write_text_atomic(text, out_summary_line)
     return kept
 
 

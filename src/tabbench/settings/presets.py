@@ -16,6 +16,10 @@ Nothing scale-related is hard-coded anywhere else.
 - ``smoke``: 2 bundled datasets, 1 split, 2 configs, a few epochs, every model: the whole DAG
   at its smallest, what the fast test suite runs end to end.
 
+The leakage check (docs/design.md §3 step 5) drops a dataset one column predicts almost alone
+under every preset but ``paper``, whose datasets are Ye et al.'s as the paper filters them: there
+a flagged dataset is kept and named (``leakage: report``).
+
 Epochs: every registered model's ``epochs`` keys start at the paper's values that its
 registration gives (:func:`tabbench.models.registry.paper_epochs`); a preset names only the keys
 it scales down (the built-ins'), so a third-party model trains its registered epochs under every
@@ -37,6 +41,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": {
         "suite": "ye2024",
         "sources": ["talent", "openml", "bundled"],
+        # every dataset the paper's filter keeps: one the leakage check (not the paper's)
+        # flags is kept and named in the terminal and data/datasets.csv
+        "leakage": "report",
         "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 5,
         "n_configs": 30,
@@ -48,6 +55,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "demo": {
         "suite": "demo",
         "sources": ["bundled"],
+        # datasets whose columns were prepared for tabbench (so are those of bundled, large
+        # and smoke): one the leakage check flags is dropped unless its manifest explains it
+        "leakage": "drop",
         "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 2,
         "n_configs": 2,
@@ -64,6 +74,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         # paper's 100K cap), paper splits, configs and epochs; docs/reproduction.md
         "suite": "demo",
         "sources": ["bundled"],
+        "leakage": "drop",
         "models": ["xgboost", "mlp", "realmlp"],
         "n_splits": 5,
         "n_configs": 30,
@@ -75,6 +86,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "large": {
         "suite": "large",
         "sources": ["bundled", "pypi"],
+        "leakage": "drop",
         "models": ["xgboost", "mlp", "realmlp", "lightgbm"],
         "n_splits": 5,
         "n_configs": 30,
@@ -86,6 +98,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "smoke": {
         "suite": ["segment", "kc1"],
         "sources": ["bundled"],
+        "leakage": "drop",
         # every registered model shipped with tabbench, so the CI's smoke DAG runs them all
         "models": ["xgboost", "mlp", "realmlp", "lightgbm"],
         "n_splits": 1,
@@ -117,6 +130,7 @@ def row_cap(config: Mapping[str, Any]) -> int | None:
 PRESET_KEYS = (
     "suite",
     "sources",
+    "leakage",
     "models",
     "n_splits",
     "n_configs",
@@ -192,27 +206,20 @@ def check_registered_names(config: Mapping[str, Any]) -> None:
 
     models = model_names()
     where = f"(registered through the entry-point group {GROUP!r})"
-    for name in config.get("models") or []:
-        if name not in models:
-            raise ValueError(f"config key 'models': unknown model {name!r}; registered models: "
-                             f"{', '.join(models)} {where}")
-    n_configs = config.get("n_configs")
-    if isinstance(n_configs, Mapping):
-        for name in n_configs:
+    n_configs, patience = config.get("n_configs"), config.get("patience")
+    for key, names in (("models", config.get("models") or []),
+                       ("n_configs", n_configs if isinstance(n_configs, Mapping) else ()),
+                       ("patience", patience if isinstance(patience, Mapping) else ())):
+        for name in names:
             if name not in models:
-                raise ValueError(f"config key 'n_configs': unknown model {name!r}; registered "
-                                 f"models: {', '.join(models)} {where}")
-    patience = config.get("patience")
-    if isinstance(patience, Mapping):
-        for name in patience:
-            if name not in models:
-                raise ValueError(f"config key 'patience': unknown model {name!r}; registered "
-                                 f"models: {', '.join(models)} {where}")
+                raise ValueError(f"config key {key!r}: unknown model {name!r}"
+                                 f"{did_you_mean(name, models)}; registered models: "
+                                 f"{', '.join(models)} {where}")
     keys = paper_epochs()
     for key in config.get("epochs") or {}:
         if key not in keys:
-            raise ValueError(f"config key 'epochs': unknown key {key!r}; the registered "
-                             f"models' epochs keys are {', '.join(keys)} {where}")
+            raise ValueError(f"config key 'epochs': unknown key {key!r}{did_you_mean(key, keys)};"
+                             f" the registered models' epochs keys are {', '.join(keys)} {where}")
     for key, option in trainer_option_keys().items():
         if config.get(key) is not None:
             try:

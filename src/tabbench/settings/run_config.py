@@ -29,6 +29,7 @@ its ``run_config.yaml``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as _dt
 import json
@@ -44,7 +45,7 @@ import yaml
 from tabbench.core.layout import META, PathLike, ResultsLayout, read_run_config
 from tabbench.settings.presets import PRESETS, coerce_cli_strings, resolve_config
 from tabbench.settings.schema import ConfigError, check_config, load_schema, short
-from tabbench.settings.table import INVOCATION_KEYS, VIEW_KEYS, folder_defaults
+from tabbench.settings.table import INVOCATION_KEYS, VIEW_KEYS, folder_defaults, legacy_values
 from tabbench.settings.table import defaults as table_defaults
 
 #: where the folder's data folder is, seen from the folder (relative to it, or absolute):
@@ -147,6 +148,7 @@ def settle(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
 
     stored = {k: v for k, v in stored.items() if k not in RECORD_KEYS}
     folder = deep_merge(deep_merge(defaults, stored), {"results_dir": results})
+    folder.update(legacy_values(stored, folder))
     check_config(folder, schema, where=layout.run_config)
     reference = _resolve(folder, layout.run_config)
     candidate = _resolve(deep_merge(folder, overrides), "config.yaml and the command line")
@@ -186,7 +188,8 @@ def _mismatch_message(layout: ResultsLayout, keys: list[str], folder: Mapping[st
 def remember(results: PathLike, config: Mapping[str, Any]) -> bool:
     """Write ``config`` (resolved) as the folder's ``run_config.yaml`` unless it has one;
     atomic (temp file + hard link, which fails rather than replace a file written meanwhile).
-    True if written."""
+    True if written; a folder that cannot be written (read-only) is a :class:`ConfigError`
+    in one line."""
     layout = ResultsLayout(results)
     target = Path(layout.run_config)
     if target.exists():
@@ -212,11 +215,18 @@ def remember(results: PathLike, config: Mapping[str, Any]) -> bool:
         f"# Written {stamp} by tabbench {tb}.\n"
     )
     text = header + yaml.safe_dump(body, sort_keys=False, default_flow_style=None)
-    target.parent.mkdir(parents=True, exist_ok=True)
     # a unique name (not mkstemp: its 0600 mode would make the file unreadable to colleagues)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text)
+    except OSError as e:  # a read-only folder, a full disk: one line, before any job
+        with contextlib.suppress(OSError):  # a partly written file (a full disk)
+            tmp.unlink(missing_ok=True)
+        raise ConfigError(f"tabbench: cannot write {target} ({e.strerror or e}): the results "
+                          f"folder {layout.root}/ must be writable (results_dir); nothing was "
+                          "run") from e
+    try:
         try:
             os.link(tmp, target)
         except FileExistsError:

@@ -69,6 +69,11 @@ class Setting:
     #: the value a results folder whose ``run_config.yaml`` lacks the key was made with (a key
     #: added after folders existed, whose old behaviour is not its default); None: ``default``
     absent: Any = None
+    #: for a key that became a preset key after folders existed: the value a folder whose
+    #: ``run_config.yaml`` lacks the key keeps *running* with where config.yaml and the command
+    #: line leave it null (what every preset gave it before), so that none of its finished jobs
+    #: sees another flag and reruns; ``absent`` is what it was *made* with, which may differ
+    legacy: Any = None
 
     @property
     def changes_records(self) -> bool:
@@ -119,9 +124,10 @@ _TABLE: tuple[Setting, ...] = (
     Setting("all_nan_columns", "drop_column", _STUDY, "a numerical column missing in every "
             "row: drop_column (then record it) or drop_rows (the paper's rule, literally)",
             "--all-nan-columns", group="Data"),
-    Setting("leakage", "drop", _STUDY, "a dataset where one column alone predicts the label "
-            "(the leakage check): drop (unless its manifest explains it) or report",
-            "--leakage", group="Data", absent="report"),
+    Setting("leakage", None, _STUDY, "a dataset where one column alone predicts the label "
+            "(the leakage check): drop (unless its manifest explains it) or report (kept, "
+            "named in the terminal); paper: report, the others: drop", "--leakage",
+            preset=True, group="Data", absent="report", legacy="drop"),
     Setting("n_splits", None, _STUDY, "random 64/16/20 train/validation/test splits (split i "
             "uses seed + i)", "--n-splits", preset=True, group="Data"),
     Setting("stratify", False, _STUDY, "stratify the splits by class (the paper's code does "
@@ -230,6 +236,13 @@ def folder_defaults() -> dict[str, Any]:
     :attr:`Setting.absent` where it has one, else its default."""
     return {**defaults(), **{k: copy.deepcopy(s.absent) for k, s in SETTINGS.items()
                              if s.absent is not None}}
+
+
+def legacy_values(stored: Mapping[str, Any], merged: Mapping[str, Any]) -> dict[str, Any]:
+    """The :attr:`Setting.legacy` value of every key a folder's settings ``stored`` lack and
+    ``merged`` (config.yaml, the folder's settings) leaves null."""
+    return {k: copy.deepcopy(s.legacy) for k, s in SETTINGS.items()
+            if s.legacy is not None and k not in stored and merged.get(k) is None}
 
 
 def default(key: str) -> Any:

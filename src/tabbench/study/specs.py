@@ -35,6 +35,10 @@ class TrainTarget:
     trainer_options: Mapping[str, Any] = field(default_factory=dict)
     members: int | str | None = None
 
+    def __post_init__(self) -> None:
+        if self.n_configs < 0:  # range(n_configs + 1) would train nothing and record nothing
+            raise ValueError(f"{self.tag}: n_configs must be >= 0, got {self.n_configs}")
+
     @property
     def tag(self) -> str:
         """How the job's log lines name it."""
