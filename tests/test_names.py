@@ -106,7 +106,7 @@ def test_an_excluded_typo_gets_the_close_name_too():
     ({"patience": {"lightgmb": [2]}}, "config key 'patience': unknown model 'lightgmb' (did "
                                       "you mean 'lightgbm'?)"),
     ({"epochs": {"xgboost_defualt": 3}}, "config key 'epochs': unknown key 'xgboost_defualt' "
-                                         "(did you mean 'xgboost_default'?)"),
+                                         "(did you mean 'xgboost_default' or 'xgboost_tuned'?)"),
 ])
 def test_model_names_and_epochs_keys_get_the_close_name(config, says):
     with pytest.raises(ValueError) as e:
