@@ -5,7 +5,7 @@
 epoch; the derivative sums (:func:`derivative_sums` and its binary and multiclass kernels) are
 all the Newton iterations of :mod:`tabbench.metrics.ts_solver` need. The estimator
 (:mod:`tabbench.metrics.temperature`), the fused metrics (:mod:`tabbench.metrics.batched`) and
-:mod:`tabbench.stopping` all evaluate through here.
+:mod:`tabbench.stopping`'s multiclass fits all evaluate through here.
 
 Speed: logits are centred (max logit 0 per row) once and stored float32 in a class-major
 (E, K, N) layout, so each evaluation is an exp plus a few reductions over K of contiguous rows;

@@ -3,10 +3,11 @@
 TS-refinement scores a set at its fitted temperature with q = a·p + c, Laplace-smoothed for a
 fit on ``n_fit`` samples (:func:`tabbench.metrics.losses.laplace_coefs`; docs/design.md §4).
 Written from the per-sample statistics of :func:`tabbench.metrics.ts_kernel.sample_stats`
-(``smoothed_*``) or, for binary problems, straight from the signed margins in one float64 pass
-(:func:`binary_smoothed_miss`, the one binary kernel: the fused metrics' held-out folds and
-:mod:`tabbench.stopping` both score through it). Each form keeps full relative precision for
-confident predictions instead of computing 1 − q_y by cancellation.
+(``smoothed_*``) or, for binary problems, from σ(−βm) of the signed margins m
+(:func:`smoothed_miss_from_sigma`: computed in one float64 pass by :func:`binary_smoothed_miss`
+for the fused metrics' held-out folds, kept from a derivative pass by :mod:`tabbench.stopping`).
+Each form keeps full relative precision for confident predictions instead of computing 1 − q_y
+by cancellation.
 """
 
 from __future__ import annotations
@@ -72,15 +73,22 @@ def binary_smoothed_miss(signed_margin: np.ndarray, beta: Any, n_fit: Any,
     (one per sample for held-out folds fit separately). 1 − q_y = a·σ(−βm) + c is accurate at
     both ends (q_y ≥ c keeps 1 − (1 − q_y) to ~1e-12 relative), so −log q_y =
     −log1p(−(1 − q_y)) and the Brier score 2(1 − q_y)² need no branch for confident or wrong
-    samples. The one binary TS-refinement kernel: the fused metrics' held-out folds and
-    :mod:`tabbench.stopping` both score through it."""
-    a, c = laplace_coefs(np.asarray(n_fit, dtype=np.float64), 2)
+    samples. The fused metrics' held-out folds score through it."""
     out = np.multiply(beta, signed_margin, out=out, dtype=np.float64)  # u = β m
     with np.errstate(over="ignore"):
         np.exp(out, out=out)  # inf for very confident samples: then σ(−u) = 0 exactly
     out += 1
     np.reciprocal(out, out=out)  # σ(−u) = 1 − p_y
-    out *= a
+    return smoothed_miss_from_sigma(out, n_fit, out=out)
+
+
+def smoothed_miss_from_sigma(sigma: np.ndarray, n_fit: Any,
+                             out: np.ndarray | None = None) -> np.ndarray:
+    """1 − q_y = a·σ(−βm) + c (float64) of binary problems from σ(−βm) = 1 − p_y: the one
+    binary smoothing, for :func:`binary_smoothed_miss` and for :mod:`tabbench.stopping`, which
+    keeps σ(−βm) from its last derivative pass (``n_fit`` broadcasts as there)."""
+    a, c = laplace_coefs(np.asarray(n_fit, dtype=np.float64), 2)
+    out = np.multiply(sigma, a, out=out)
     out += c  # 1 − q_y
     return out
 

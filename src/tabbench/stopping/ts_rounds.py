@@ -47,7 +47,7 @@ from tabbench.metrics.ts_kernel import (
     multiclass_moments,
     sample_stats,
 )
-from tabbench.metrics.ts_smoothing import smoothed_brier
+from tabbench.metrics.ts_smoothing import smoothed_brier, smoothed_miss_from_sigma
 from tabbench.metrics.ts_solver import solve_log_beta_scalar
 
 #: Largest distance in b = log β between the returned optimum and the last evaluated point for
@@ -84,7 +84,7 @@ class BinaryRounds:
     def __init__(self, y: np.ndarray, kind: str) -> None:
         n = y.shape[0]
         self.kind, self.n = kind, n
-        self.a, self.c = laplace_coefs(n, 2)
+        self.a = laplace_coefs(n, 2)[0]  # q = a·p + c
         self._sign = np.where(y == 1, 1.0, -1.0)
         self._work = np.empty((2, n))  # the margin and the scratch row of binary_margin
         self._m, self._m2 = self._work
@@ -125,21 +125,19 @@ class BinaryRounds:
         if not abs(d) <= TAYLOR_STEP:
             self._sums(math.exp(b))
             d = 0.0
-        sig, w, t, n, a, c = self._sig, self._w, self._t, self.n, self.a, self.c
+        sig, w, t, n, a = self._sig, self._w, self._t, self.n, self.a
         # dσ(−βm)/db = −βm·σ(βm)σ(−βm): the slope of any function of σ(−βm)
         scale = -a * self._beta_at * d / n
+        miss = smoothed_miss_from_sigma(sig, n, out=t)  # 1 − q_y
         if self.kind == "ts_ref":
-            np.multiply(sig, -a, out=t)
-            t += a + c  # q_y = a·σ(βm) + c, to ~1e-16 absolute
+            q = np.subtract(1.0, miss, out=sig)  # q_y, to ~1e-16 absolute
             slope = 0.0
             if d:
-                np.divide(w, t, out=w)  # −log q_y has slope −a·(dσ(βm)/db)/q_y
+                np.divide(w, q, out=w)  # −log q_y has slope −a·(dσ(βm)/db)/q_y
                 slope = scale * dot(self._m, w)
-            np.log(t, out=t)
-            return -float(t.sum()) / n + slope
-        np.multiply(sig, a, out=t)
-        t += c  # 1 − q_y; the Brier score is 2(1 − q_y)²
-        value = 2.0 * dot(t, t) / n
+            np.log(q, out=q)
+            return -float(q.sum()) / n + slope
+        value = 2.0 * dot(t, t) / n  # the Brier score 2(1 − q_y)²
         if d:
             np.multiply(t, w, out=w)
             value += 4.0 * scale * dot(self._m, w)
