@@ -9,6 +9,7 @@ import pytest
 
 from tabbench.summary.claims import (
     ALPHA,
+    BORDERLINE,
     CLAIM_COLUMNS,
     CLAIMS,
     INCONCLUSIVE,
@@ -16,13 +17,15 @@ from tabbench.summary.claims import (
     NOT_REPRODUCED,
     PROB,
     REPRODUCED,
+    VERDICT_LEGEND,
+    VERDICT_RULE,
     Evidence,
     check_claims,
     claims_html,
     claims_markdown,
     verdict,
 )
-from tabbench.summary.comparisons import Posterior, bayesian_signed_rank
+from tabbench.summary.comparisons import BAYES_MAX_SAMPLES, Posterior, bayesian_signed_rank
 from tabbench.summary.select import TEST_COLUMNS
 
 HIGH, LOW = PROB, 1 - PROB
@@ -66,6 +69,48 @@ def post(better, equivalent, worse):
 )
 def test_verdict_rule(kind, evidence, expected):
     assert verdict(kind, evidence) == expected
+
+
+def _drawn(better, equivalent, worse, draws):
+    return Evidence(N_MIN, posterior=Posterior(better, equivalent, worse, draws))
+
+
+@pytest.mark.parametrize(
+    ("kind", "evidence", "expected"),
+    [
+        # exactly at a threshold, from draws: borderline, whichever side the rule puts it on
+        ("better", _drawn(HIGH, 0.0, 1 - HIGH, 10_000), BORDERLINE),
+        ("better", _drawn(LOW, 0.9, 0.05, 1_280_000), BORDERLINE),
+        ("worse", _drawn(0.0, 0.05, 0.95, 1_280_000), BORDERLINE),
+        ("comparable", _drawn(0.01, HIGH, 0.04, 10_000), BORDERLINE),
+        ("no_worse", _drawn(0.9, 0.05, LOW, 10_000), BORDERLINE),
+        # within 3 s.e. (0.0065 at 10,000 draws) of 0.05, not at it
+        ("better", _drawn(0.055, 0.9, 0.045, 10_000), BORDERLINE),
+        # the same probability from 1,280,000 draws (3 s.e. = 0.0006) is decided
+        ("better", _drawn(0.055, 0.9, 0.045, 1_280_000), INCONCLUSIVE),
+        ("better", _drawn(0.9505, 0.0, 0.0495, 1_280_000), BORDERLINE),
+        # far from both thresholds: the draws do not matter
+        ("better", _drawn(0.99, 0.01, 0.0, 10_000), REPRODUCED),
+        ("better", _drawn(0.0, 1.0, 0.0, 10_000), NOT_REPRODUCED),
+        ("no_worse", _drawn(0.3, 0.69, 0.01, 10_000), REPRODUCED),
+        # only the probability the kind is judged on counts: P(≈) at 0.05 is no matter here
+        ("better", _drawn(0.5, 0.05, 0.45, 10_000), INCONCLUSIVE),
+        # an exact probability at a threshold is decided by the rule
+        ("better", Evidence(N_MIN, posterior=Posterior(HIGH, 0.0, 1 - HIGH)), REPRODUCED),
+        # too few datasets stays inconclusive, whatever the posterior
+        ("better", Evidence(N_MIN - 1, posterior=Posterior(HIGH, 0.0, 0.05, 10_000)),
+         INCONCLUSIVE),
+    ],
+)
+def test_a_probability_within_the_monte_carlo_error_of_a_threshold_is_borderline(
+        kind, evidence, expected):
+    assert verdict(kind, evidence) == expected
+
+
+def test_the_rule_and_the_legend_name_the_fourth_verdict():
+    for text in (VERDICT_RULE, VERDICT_LEGEND):
+        assert BORDERLINE in text and "Monte Carlo" in text
+        assert f"{BAYES_MAX_SAMPLES:,}" in text
 
 
 def test_unknown_kind_is_an_error():
@@ -361,6 +406,34 @@ def test_claims_html_is_the_markdown_table_as_a_page_with_escaped_text():
     assert "No claim could be checked" in claims_html(claims.iloc[:0], 10_000)
 
 
+def test_the_tables_show_the_monte_carlo_error_and_a_borderline_verdict():
+    """claims.md gives each probability's Monte Carlo error and the draws, counts the fourth
+    verdict and colours it in the HTML; the page's short cell gives the deciding probability to
+    four decimals with its error where the test drew more than its first samples."""
+    from tabbench.summary.claims import reproduction_table
+    from tabbench.summary.comparisons import mc_standard_error
+
+    ts_ref = [1 - k / 100 for k in range(2, 10)]
+    means = means_frame({("xgboost", "default", "logloss"): BASE,
+                         ("xgboost", "default", "ts_ref"): ts_ref}, LARGE)
+    claims = check_claims(means, large_rows=10_000)
+    row = _row(claims, "ts_ref_beats_logloss", "xgboost")
+    assert row["draws"] == 10_000 and row["se_better"] == pytest.approx(
+        mc_standard_error(row["p_better"], 10_000))
+    md = claims_markdown(claims, 10_000)
+    assert "MC s.e. (draws)" in md and "(10,000)" in md and "0 borderline" in md
+    i = claims.index[claims["claim"] == "ts_ref_beats_logloss"][0]
+    claims.loc[i, ["p_better", "p_equivalent", "p_worse", "draws"]] = [0.0504, 0.93, 0.0196,
+                                                                       1_280_000]
+    claims.loc[i, "se_better"] = mc_standard_error(0.0504, 1_280_000)
+    claims.loc[i, "verdict"] = BORDERLINE
+    assert "1 borderline" in claims_markdown(claims, 10_000)
+    assert "#fff2cc\"><b>borderline</b>" in claims_html(claims, 10_000)
+    cell = next(line for line in reproduction_table(claims).splitlines()
+                if "TS-Ref.+TS beats Logloss+TS" in line)
+    assert "P 0.05/0.93/0.02 (P(<) 0.0504 ± 0.0002, 1,280,000 draws): **borderline**" in cell
+
+
 def test_a_claim_compares_only_the_splits_both_methods_have():
     # split 1 of TS-Ref. is missing (NaN): its baseline value must not enter the mean
     rows = []
@@ -385,7 +458,8 @@ def test_reproduction_table_has_a_row_per_claim_and_a_column_per_model_and_regim
                          ("mlp", "tuned", "logloss"): BASE,
                          ("mlp", "tuned", "ts_ref"): BASE}, LARGE)
     claims = check_claims(means, large_rows=10_000)
-    table = reproduction_table(claims)
+    table, legend = reproduction_table(claims).split("\n\n")
+    assert legend == VERDICT_LEGEND  # the four verdicts named under the table
     lines = table.splitlines()
     assert lines[0] == "| paper (figure): claim | XGBoost default | MLP tuned |"
     assert len(lines) == 2 + claims["claim"].nunique()

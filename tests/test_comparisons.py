@@ -147,3 +147,75 @@ def test_the_signed_rank_kernel_gives_baycomps_probabilities(rel, rope, seed):
 def test_the_signed_rank_kernel_refuses_a_rope_that_is_not_positive():
     with pytest.raises(ValueError, match="ROPE must be positive"):
         cmp.signed_rank_probs(np.array([1.0, 2.0]), 0.0, 100, 0)
+
+
+def test_the_monte_carlo_error_is_the_binomial_one():
+    assert cmp.mc_standard_error(0.05, 10_000) == pytest.approx(np.sqrt(0.05 * 0.95 / 10_000))
+    assert cmp.mc_standard_error(0.0, 10_000) == 0.0
+    assert cmp.mc_standard_error(0.3, None) == 0.0  # an exact probability
+    assert np.isnan(cmp.mc_standard_error(np.nan, 10_000))
+    with pytest.raises(ValueError, match="at least one draw"):
+        cmp.mc_standard_error(0.5, 0)
+    post = cmp.Posterior(0.2, 0.5, 0.3, draws=400)
+    assert (post.se_better, post.se_equivalent, post.se_worse) == pytest.approx(
+        (0.02, 0.025, np.sqrt(0.21 / 400)))
+
+
+def test_the_monte_carlo_error_is_the_spread_of_the_probability_over_seeds():
+    """The s.e. the tables print is what a seed actually moves a probability by: over 60 seeds
+    the probabilities' standard deviation is the binomial error (the draws are independent),
+    within the sampling error of a standard deviation from 60 values (about ±9 %)."""
+    rel = np.array([-4.0, 4.0, -3.0, 3.5, 0.0, -2.0, 2.5, -0.5])
+    draws = 2_000
+    probs = np.array([cmp.signed_rank_probs(rel, 1.0, draws, seed) for seed in range(60)])
+    spread = probs.std(axis=0, ddof=1)
+    predicted = np.sqrt(probs.mean(axis=0) * (1 - probs.mean(axis=0)) / draws)
+    assert np.all(predicted > 0.003)  # a case where none of the three is 0 or 1
+    np.testing.assert_allclose(spread, predicted, rtol=0.3)
+
+
+@pytest.mark.parametrize(
+    ("p", "se", "near"),
+    [
+        (0.95, 0.002, True),  # exactly at a threshold: near whenever it has an error
+        (0.05, 0.002, True),
+        (0.05, 0.0, False),  # an exact probability at a threshold: the rule decides it
+        (0.0559, 0.002, True),  # 2.95 s.e. from 0.05
+        (0.0561, 0.002, False),  # 3.05 s.e.
+        (0.5, 0.005, False),  # far from both
+        (0.99, 0.001, False),
+        (np.nan, 0.002, False),
+    ],
+)
+def test_a_probability_within_three_standard_errors_of_a_threshold_is_near_it(p, se, near):
+    assert cmp.MC_BAND == 3.0 and cmp.THRESHOLDS == (0.05, 0.95)
+    assert cmp.near_threshold(p, se) is near
+
+
+def test_the_adaptive_test_draws_more_only_near_a_threshold_and_is_baycomp_at_its_draws():
+    """A probability far from 0.05 and 0.95 keeps the first draws; one near a threshold is
+    drawn again (doubling, up to the cap), and the probabilities are then baycomp's with that
+    many samples from the same seed: the extra draws continue one stream."""
+    from baycomp import SignedRankTest
+
+    rel = np.array([-4.0, 4.0, -3.0, 3.5, 0.0, -2.0, 2.5, -0.5])
+    first = cmp.signed_rank_probs(rel, 1.0, 5_000, 3)
+    assert cmp.signed_rank_adaptive(rel, 1.0, 3, 0, nsamples=5_000) == (first, 5_000)
+    # a threshold set at the probability itself: near it whatever the draws, up to the cap
+    probs, drawn = cmp.signed_rank_adaptive(rel, 1.0, 3, 0, nsamples=5_000, max_samples=20_000,
+                                            thresholds=(first[0],))
+    assert drawn == 20_000
+    want = SignedRankTest.probs(np.zeros(len(rel)), rel, rope=1.0, nsamples=drawn,
+                                random_state=3)
+    assert probs == tuple(map(float, want))
+    post = cmp.bayesian_signed_rank(rel, 1.0, nsamples=5_000, seed=3, decides="p_better")
+    assert post.draws == 5_000 and post.p_better == first[0]
+    with pytest.raises(ValueError, match="decides"):
+        cmp.bayesian_signed_rank(rel, 1.0, decides="better")
+
+
+def test_the_draws_in_chunks_are_the_draws_in_one(monkeypatch):
+    rel = np.array([-1.0, 0.5, 2.0, -0.2, 0.0, 1.5])
+    whole = cmp.signed_rank_probs(rel, 0.5, 7_000, 1)
+    monkeypatch.setattr(cmp, "_CHUNK", 999)
+    assert cmp.signed_rank_probs(rel, 0.5, 7_000, 1) == whole

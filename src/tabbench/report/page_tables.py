@@ -53,7 +53,7 @@ from tabbench.models.registry import model_label, order_models
 from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.results_folder import collect_selected, summary_frames
 from tabbench.study.status import hours_text
-from tabbench.summary.claims import CLAIMS, check_claims, reproduction_table
+from tabbench.summary.claims import CLAIMS, VERDICT_LEGEND, check_claims, reproduction_table
 from tabbench.summary.heterogeneity_text import heterogeneity_markdown
 from tabbench.summary.markdown import rank_table_lines
 from tabbench.summary.methods import BASELINE
@@ -418,7 +418,8 @@ def rope_table(selected: pd.DataFrame, large_rows: int, rope: float,
     the folder's ``rope`` (marked): P(better)/P(equivalent)/P(worse) and the verdict. The rule
     and the tests are the claims table's (:func:`tabbench.summary.claims.check_claims`); only the
     region of practical equivalence changes, so the table says how much of a verdict is the
-    ROPE's choice (a gain smaller than the ROPE counts as "equivalent")."""
+    ROPE's choice (a gain smaller than the ROPE counts as "equivalent"); the verdicts' legend
+    under it."""
 
     claim = next((c for c in CLAIMS if c.id == claim_id), None)
     if claim is None:
@@ -442,7 +443,8 @@ def rope_table(selected: pd.DataFrame, large_rows: int, rope: float,
                      f"{hit['p_better']:.2f}/{hit['p_equivalent']:.2f}/{hit['p_worse']:.2f}")
             cells.append(f"{probs}: **{hit['verdict']}**")
         table.append(cells)
-    return markdown_table(head, table, align="llrr" + "l" * len(widths))
+    return (markdown_table(head, table, align="llrr" + "l" * len(widths)) + "\n\n"
+            + VERDICT_LEGEND)
 
 
 #: every generated table a page may hold: name -> how it is computed

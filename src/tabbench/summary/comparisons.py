@@ -15,7 +15,9 @@ From the selected rows (one per model, dataset, split, regime and stopping metri
 4. statistics of the r over datasets: :func:`describe` (the box of the figures), the Wilcoxon
    signed-rank p (:func:`wilcoxon_p`, the paper's test), the Bayesian signed-rank test with a
    region of practical equivalence (:func:`bayesian_signed_rank`, Benavoli et al. 2017,
-   ``baycomp``'s sampler in one matrix product: :func:`signed_rank_probs`), a bootstrap
+   ``baycomp``'s sampler in one matrix product: :func:`signed_rank_probs`; its probabilities
+   come with their Monte Carlo standard errors, and more draws where one is near a verdict's
+   threshold: :func:`signed_rank_adaptive`), a bootstrap
    interval of the median (:func:`bootstrap_median_interval`,
    resampling datasets and, inside each, its splits), a one-sided Mann–Whitney test between two
    groups of datasets (:func:`mannwhitney_less_p`), and the mean ranks of many methods with
@@ -43,11 +45,28 @@ N_MIN = 5
 #: region of practical equivalence of the Bayesian test, in % relative difference (config
 #: ``rope_percent``)
 ROPE_PERCENT = float(default("rope_percent"))
-#: posterior samples of the Bayesian signed-rank test (its probabilities are then known to
-#: ±0.005 at most; baycomp's default of 50,000 costs 5x the time for ±0.002, and a summary runs
-#: hundreds of tests) and the seed that makes them reproducible
+#: posterior samples the Bayesian signed-rank test draws first (its probabilities are then
+#: known to a Monte Carlo standard error of 0.005 at most; a summary runs hundreds of tests) and
+#: the seed that makes them reproducible
 BAYES_SAMPLES = 10_000
 BAYES_SEED = 0
+#: a posterior probability at least this high decides a claim, one at most 1 − this rules it
+#: out (the claims' verdict rule, :mod:`tabbench.summary.claims.judge`)
+DECIDE_PROB = 0.95
+#: the thresholds those verdicts compare a probability with
+THRESHOLDS = (round(1.0 - DECIDE_PROB, 10), DECIDE_PROB)
+#: a probability closer to a threshold than this many Monte Carlo standard errors is not
+#: decided by the draws (:func:`near_threshold`): a seed could put it on either side. At 3, a
+#: probability the draws put on the wrong side of a threshold by more than that happens once in
+#: about 700 looks (one-sided normal tail beyond 3 s.e.)
+MC_BAND = 3.0
+#: the most samples the test draws: where the probability a verdict rests on is near a
+#: threshold after :data:`BAYES_SAMPLES`, the draws are doubled until it is not or this many
+#: are spent (10,000 · 2^10; 3 s.e. is then 0.0002 at 0.05 or 0.95, and a probability 0.001
+#: from a threshold is decided by about 430,000 draws)
+BAYES_MAX_SAMPLES = 10_240_000
+#: the draws are made in chunks of at most this many rows (memory: rows × (n + 1) floats)
+_CHUNK = 50_000
 #: bootstrap resamples of the median and the interval's coverage
 BOOTSTRAP_SAMPLES = 2_000
 BOOTSTRAP_LEVEL = 0.95
@@ -181,37 +200,100 @@ def mannwhitney_less_p(a: np.ndarray, b: np.ndarray) -> float:
 @dataclass(frozen=True)
 class Posterior:
     """The Bayesian signed-rank test's probabilities that the method is better (relative
-    difference below −ROPE), practically equivalent (within ±ROPE) or worse (above +ROPE)."""
+    difference below −ROPE), practically equivalent (within ±ROPE) or worse (above +ROPE),
+    estimated from ``draws`` posterior samples (None: exact, no Monte Carlo error)."""
 
     p_better: float
     p_equivalent: float
     p_worse: float
+    draws: int | None = None
 
     @classmethod
     def unknown(cls) -> Posterior:
         return cls(np.nan, np.nan, np.nan)
 
+    def standard_error(self, p: float) -> float:
+        """The Monte Carlo standard error of one of its probabilities ``p``
+        (:func:`mc_standard_error`)."""
+        return mc_standard_error(p, self.draws)
+
+    @property
+    def se_better(self) -> float:
+        return self.standard_error(self.p_better)
+
+    @property
+    def se_equivalent(self) -> float:
+        return self.standard_error(self.p_equivalent)
+
+    @property
+    def se_worse(self) -> float:
+        return self.standard_error(self.p_worse)
+
+
+def mc_standard_error(p: float, draws: int | None) -> float:
+    """Monte Carlo standard error of a probability ``p`` estimated as the share of ``draws``
+    independent posterior samples in which an event holds: the binomial ``sqrt(p(1 − p)/draws)``
+    (each sample is a Bernoulli trial of the event; the estimate's exact standard deviation,
+    with the estimate in place of the unknown probability). 0 for an exact probability
+    (``draws`` None), NaN for an unknown one."""
+    if not np.isfinite(p):
+        return float("nan")
+    if draws is None:
+        return 0.0
+    if draws <= 0:
+        raise ValueError(f"a probability from draws needs at least one draw, got {draws}")
+    return float(np.sqrt(max(p * (1.0 - p), 0.0) / draws))
+
+
+def near_threshold(p: float, se: float, thresholds: Sequence[float] = THRESHOLDS,
+                   band: float = MC_BAND) -> bool:
+    """Whether the probability ``p`` lies within ``band`` Monte Carlo standard errors ``se``
+    of one of ``thresholds`` (|p − t| < band · se): then the draws do not tell on which side of
+    ``t`` the probability is, and a verdict that compares it with ``t`` is *borderline*. A
+    probability exactly at a threshold is near it whenever it has a Monte Carlo error; an exact
+    one (``se`` 0) is near none; an unknown one (NaN) neither."""
+    if not (np.isfinite(p) and np.isfinite(se)):
+        return False
+    return any(abs(p - t) < band * se for t in thresholds)
+
+
+#: the three probabilities of a :class:`Posterior`, by name
+PROBABILITIES = ("p_better", "p_equivalent", "p_worse")
+
 
 def bayesian_signed_rank(rel: np.ndarray, rope: float = ROPE_PERCENT,
-                         nsamples: int = BAYES_SAMPLES, seed: int = BAYES_SEED) -> Posterior:
+                         nsamples: int = BAYES_SAMPLES, seed: int = BAYES_SEED,
+                         decides: str | None = None,
+                         max_samples: int = BAYES_MAX_SAMPLES) -> Posterior:
     """The Bayesian signed-rank test (Benavoli et al., ICML 2014 / JMLR 2017; ``baycomp``'s
     implementation) of the relative differences ``rel`` (%, one per dataset) against 0, with a
     region of practical equivalence of ±``rope`` %. Each probability is that of its region being
     the most probable one under the Dirichlet-process posterior (``baycomp``'s ``probs``),
-    seeded, so a table recomputes to the same numbers. Unknown (NaN) for fewer than 2 values."""
+    seeded, so a table recomputes to the same numbers. ``nsamples`` posterior samples; where a
+    verdict rests on one of the probabilities (``decides``: one of :data:`PROBABILITIES`), more
+    while it is near a threshold, up to ``max_samples`` (:func:`signed_rank_adaptive`). The
+    posterior says how many it drew. Unknown (NaN) for fewer than 2 values."""
     rel = np.asarray(rel, dtype=float)
     rel = rel[np.isfinite(rel)]
     if len(rel) < 2:
         return Posterior.unknown()
-    return _signed_rank(tuple(rel.tolist()), float(rope), int(nsamples), int(seed))
+    if decides is not None and decides not in PROBABILITIES:
+        raise ValueError(f"decides must be one of {PROBABILITIES} or None, got {decides!r}")
+    watched = -1 if decides is None else PROBABILITIES.index(decides)
+    return _signed_rank(tuple(rel.tolist()), float(rope), int(nsamples), int(seed), watched,
+                        int(max_samples))
 
 
 @functools.lru_cache(maxsize=4096)
-def _signed_rank(rel: tuple[float, ...], rope: float, nsamples: int, seed: int) -> Posterior:
+def _signed_rank(rel: tuple[float, ...], rope: float, nsamples: int, seed: int, watched: int,
+                 max_samples: int) -> Posterior:
     """The test itself, memoised: the claims ask again for comparisons the summary has
     computed (the same differences give the same seeded posterior)."""
-    left, middle, right = signed_rank_probs(np.array(rel), rope, nsamples, seed)
-    return Posterior(left, middle, right)
+    if watched < 0:
+        return Posterior(*signed_rank_probs(np.array(rel), rope, nsamples, seed), nsamples)
+    probs, draws = signed_rank_adaptive(np.array(rel), rope, seed, watched, nsamples,
+                                        max_samples)
+    return Posterior(*probs, draws)
 
 
 def signed_rank_probs(diff: np.ndarray, rope: float, nsamples: int, seed: int,
@@ -219,27 +301,79 @@ def signed_rank_probs(diff: np.ndarray, rope: float, nsamples: int, seed: int,
     """``baycomp.SignedRankTest.probs(zeros, diff, rope=rope, nsamples=nsamples,
     random_state=seed)`` for a ``rope`` > 0: the share of posterior samples in which "below
     −rope", "within ±rope" or "above +rope" is the most probable region. The same draws (one
-    ``RandomState(seed).dirichlet`` call) and the same per-sample sums as baycomp, computed for
-    all samples in one matrix product instead of one ``np.outer`` per sample in Python: that
+    ``RandomState(seed).dirichlet`` stream) and the same per-sample sums as baycomp, computed
+    for all samples in one matrix product instead of one ``np.outer`` per sample in Python: that
     loop took three quarters of a summary's time (tests/test_comparisons.py checks the two give
     the same probabilities; benchmarks/signed_rank_speed.py times them)."""
-    if not rope > 0:
-        raise ValueError(f"the ROPE must be positive (rope_percent), got {rope}")
-    z = np.concatenate(([0.0], np.asarray(diff, dtype=float)))  # the prior's pseudo-observation
-    sums = z[:, None] + z[None, :]  # the Walsh averages, doubled
-    weights = np.ones(len(z))
-    weights[0] = prior
-    draws = np.random.RandomState(seed).dirichlet(weights, nsamples)
+    sampler = _SignedRankSampler(diff, rope, seed, prior)
+    counts = sampler.draw(nsamples)
+    return _shares(counts, nsamples)
 
-    def mass(region: np.ndarray) -> np.ndarray:
-        return ((draws @ region) * draws).sum(axis=1)
 
-    samples = np.zeros((nsamples, 3))
-    samples[:, 0] = mass(_heaviside(-sums, 2 * rope))
-    samples[:, 2] = mass(_heaviside(sums, 2 * rope))
-    samples[:, 1] = -samples[:, 0] - samples[:, 2] + 1
-    counts = np.bincount(np.argmax(samples, axis=1), minlength=3) / nsamples
-    return float(counts[0]), float(counts[1]), float(counts[2])
+def signed_rank_adaptive(diff: np.ndarray, rope: float, seed: int, watched: int,
+                         nsamples: int = BAYES_SAMPLES, max_samples: int = BAYES_MAX_SAMPLES,
+                         thresholds: Sequence[float] = THRESHOLDS, band: float = MC_BAND,
+                         prior: float = 0.5) -> tuple[tuple[float, float, float], int]:
+    """:func:`signed_rank_probs` with as many samples as a verdict on the probability of index
+    ``watched`` (0 better, 1 equivalent, 2 worse) needs: ``nsamples`` first; then, while it is
+    within ``band`` Monte Carlo standard errors of one of ``thresholds``
+    (:func:`near_threshold`), as many again (the draws double), until it is not or
+    ``max_samples`` are drawn. The samples continue one ``RandomState(seed)`` stream, so the
+    probabilities are baycomp's at the number of samples drawn, which is returned with them. A
+    probability still near a threshold at ``max_samples`` is one that no affordable number of
+    draws places on either side of it: its verdict is *borderline*."""
+    sampler = _SignedRankSampler(diff, rope, seed, prior)
+    counts = sampler.draw(nsamples)
+    drawn = nsamples
+
+    def near() -> bool:
+        p = counts[watched] / drawn
+        return near_threshold(p, mc_standard_error(p, drawn), thresholds, band)
+
+    while drawn < max_samples and near():
+        more = min(drawn, max_samples - drawn)
+        counts = counts + sampler.draw(more)
+        drawn += more
+    return _shares(counts, drawn), drawn
+
+
+def _shares(counts: np.ndarray, n: int) -> tuple[float, float, float]:
+    probs = counts / n
+    return float(probs[0]), float(probs[1]), float(probs[2])
+
+
+class _SignedRankSampler:
+    """The posterior samples of the signed-rank test drawn in chunks from one seeded stream:
+    how many of them fall in each region (below, within, above the ROPE)."""
+
+    def __init__(self, diff: np.ndarray, rope: float, seed: int, prior: float = 0.5) -> None:
+        if not rope > 0:
+            raise ValueError(f"the ROPE must be positive (rope_percent), got {rope}")
+        z = np.concatenate(([0.0], np.asarray(diff, dtype=float)))  # the prior's pseudo-obs.
+        sums = z[:, None] + z[None, :]  # the Walsh averages, doubled
+        self._below = _heaviside(-sums, 2 * rope)
+        self._above = _heaviside(sums, 2 * rope)
+        self._weights = np.ones(len(z))
+        self._weights[0] = prior
+        self._rng = np.random.RandomState(seed)
+
+    def draw(self, n: int) -> np.ndarray:
+        """Counts of ``n`` more samples per region (below, within, above)."""
+        counts = np.zeros(3, dtype=np.int64)
+        while n > 0:
+            k = min(n, _CHUNK)
+            draws = self._rng.dirichlet(self._weights, k)
+
+            def mass(region: np.ndarray, draws=draws) -> np.ndarray:
+                return ((draws @ region) * draws).sum(axis=1)
+
+            samples = np.zeros((k, 3))
+            samples[:, 0] = mass(self._below)
+            samples[:, 2] = mass(self._above)
+            samples[:, 1] = -samples[:, 0] - samples[:, 2] + 1
+            counts += np.bincount(np.argmax(samples, axis=1), minlength=3)
+            n -= k
+        return counts
 
 
 def _heaviside(a: np.ndarray, threshold: float) -> np.ndarray:

@@ -36,7 +36,7 @@ import pandas as pd
 
 from tabbench.models.registry import model_label
 from tabbench.summary import comparisons as cmp
-from tabbench.summary.claims import CLAIM_COLUMNS, CLAIMS, Claim, check_claims
+from tabbench.summary.claims import CLAIM_COLUMNS, CLAIMS, VERDICT_LEGEND, Claim, check_claims
 from tabbench.summary.methods import BASELINE, methods
 from tabbench.summary.stopping_rules import (
     BEST,
@@ -232,7 +232,8 @@ def rules_answer(claims: pd.DataFrame, rules: pd.DataFrame) -> pd.DataFrame:
 
 
 def answer_markdown(answer: pd.DataFrame, large_rows: int, rope: float) -> str:
-    """:func:`rules_answer` as a Markdown table with a sentence on how to read it."""
+    """:func:`rules_answer` as a Markdown table with a sentence on how to read it and the
+    verdicts' legend."""
     def num(x: float, fmt: str) -> str:
         return "–" if not np.isfinite(x) else format(x, fmt)
 
@@ -251,4 +252,4 @@ def answer_markdown(answer: pd.DataFrame, large_rows: int, rope: float) -> str:
                                                 r.fraction_accuracy))
         lines.append(f"| {model_label(r.model)} | {r.regime} | {rule} | {r.n} | "
                      f"{num(r.median, '+.2f')} | {probs} | {r.verdict} | {fr} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + ["", VERDICT_LEGEND]) + "\n"

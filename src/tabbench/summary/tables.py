@@ -100,7 +100,8 @@ def dropped_splits(selected: pd.DataFrame, metrics: Sequence[str] = TEST_METRIC_
 
 SUMMARY_COLUMNS = ["subset", "model", "regime", "metric", "method", "n", "median", "mean",
                    "q10", "q25", "q75", "q90", "wins", "ties", "losses", "p_wilcoxon",
-                   "p_better", "p_equivalent", "p_worse", "rope", "median_lo", "median_hi"]
+                   "p_better", "p_equivalent", "p_worse", "se_better", "se_equivalent",
+                   "se_worse", "draws", "rope", "median_lo", "median_hi"]
 
 
 def summarise(rel: pd.DataFrame, pairs: pd.DataFrame | None = None,
@@ -108,7 +109,9 @@ def summarise(rel: pd.DataFrame, pairs: pd.DataFrame | None = None,
     """Per (subset, model, regime, metric, method): n datasets, median, mean, quantiles,
     wins/ties/losses against the baseline (win = lower test metric), the Wilcoxon p, and — for
     at least :data:`tabbench.summary.comparisons.N_MIN` datasets — the Bayesian signed-rank
-    probabilities within ±``rope`` % and, with ``pairs`` (:func:`paired_with_baseline`), the
+    probabilities within ±``rope`` % with their Monte Carlo standard errors and draws (no verdict
+    rests on them here: the test's first draws only) and, with ``pairs``
+    (:func:`paired_with_baseline`), the
     bootstrap interval of the median. ``baseline``: the method ``rel`` is relative to (no test
     of it against itself)."""
     rows = []
@@ -135,7 +138,9 @@ def summarise(rel: pd.DataFrame, pairs: pd.DataFrame | None = None,
                 "losses": int((r > 0).sum()),
                 "p_wilcoxon": cmp.wilcoxon_p(r) if compared else np.nan,
                 "p_better": post.p_better, "p_equivalent": post.p_equivalent,
-                "p_worse": post.p_worse, "rope": float(rope),
+                "p_worse": post.p_worse, "se_better": post.se_better,
+                "se_equivalent": post.se_equivalent, "se_worse": post.se_worse,
+                "draws": post.draws or 0, "rope": float(rope),
                 "median_lo": lo, "median_hi": hi,
             })
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)

@@ -7,14 +7,18 @@ reproduction page's table). The names other packages use are handed on here."""
 from tabbench.summary.claims.catalogue import CLAIMS, KINDS, Claim
 from tabbench.summary.claims.judge import (
     ALPHA,
+    BORDERLINE,
     CLAIM_COLUMNS,
+    DECIDES,
     DECLARED_COLUMNS,
     INCONCLUSIVE,
     N_MIN,
     NOT_REPRODUCED,
     PROB,
     REPRODUCED,
+    VERDICT_LEGEND,
     VERDICT_RULE,
+    VERDICTS,
     Evidence,
     check_claims,
     claim_differences,
@@ -30,8 +34,10 @@ from tabbench.summary.claims.render import (
 
 __all__ = [
     "ALPHA",
+    "BORDERLINE",
     "CLAIMS",
     "CLAIM_COLUMNS",
+    "DECIDES",
     "DECLARED_COLUMNS",
     "INCONCLUSIVE",
     "KINDS",
@@ -39,6 +45,8 @@ __all__ = [
     "NOT_REPRODUCED",
     "PROB",
     "REPRODUCED",
+    "VERDICTS",
+    "VERDICT_LEGEND",
     "VERDICT_RULE",
     "Claim",
     "Evidence",

@@ -15,7 +15,10 @@ of splits and relative differences):
 is judged by one rule, :func:`verdict` (:data:`VERDICT_RULE`), on the Bayesian signed-rank
 test's probabilities within a region of practical equivalence (Benavoli et al. 2017,
 ``baycomp``), which can tell at a handful of datasets where the Wilcoxon test cannot; the
-Wilcoxon p (the paper's test) and a bootstrap interval of the median stand beside it. Fig.
+Wilcoxon p (the paper's test) and a bootstrap interval of the median stand beside it. The
+probability a verdict rests on is drawn until the Monte Carlo draws place it clearly on one side
+of the thresholds, or is *borderline* (:func:`tabbench.summary.comparisons.signed_rank_adaptive`),
+so no seed changes a verdict. Fig.
 G.1's claim compares the relative differences of large datasets with those of small ones (a
 one-sided Mann–Whitney test), Fig. G.2's "perform best" the mean ranks of the stopping methods
 (Friedman, Nemenyi). A claim whose methods are absent from the results (e.g. no tuned regime
@@ -40,7 +43,10 @@ N_MIN = cmp.N_MIN
 #: significance level of the frequentist tests (Mann–Whitney, Friedman)
 ALPHA = 0.05
 #: a posterior probability at least this high decides (and one at most 1 − PROB rules out)
-PROB = 0.95
+PROB = cmp.DECIDE_PROB
+#: the posterior probability each kind of claim is judged on
+DECIDES = {"better": "p_better", "worse": "p_worse", "comparable": "p_equivalent",
+           "no_worse": "p_worse"}
 
 VERDICT_RULE = (
     f"n ≥ {N_MIN} datasets (a claim on (dataset, split) points needs {N_MIN} of both) or the "
@@ -56,15 +62,31 @@ VERDICT_RULE = (
     f"one dataset. **best ranked** (two methods): *reproduced* if they hold the two best mean "
     f"ranks and Friedman's p < {ALPHA}; *not reproduced* if another method's mean rank is "
     f"better than the worse of the two by more than the critical difference (Nemenyi). "
-    f"Otherwise *inconclusive*."
+    f"Otherwise *inconclusive*. **borderline**: the probability a verdict rests on is within "
+    f"{cmp.MC_BAND:g} Monte Carlo standard errors (√(p(1 − p)/draws)) of {1 - PROB:.2f} or "
+    f"{PROB} after the most draws the test makes ({cmp.BAYES_SAMPLES:,} posterior samples, "
+    f"doubled while that probability is that near a threshold, up to "
+    f"{cmp.BAYES_MAX_SAMPLES:,}): the draws cannot tell on which side of its threshold it lies."
 )
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
+#: the fourth verdict: a probability within the Monte Carlo error of a threshold
+BORDERLINE = "borderline"
+#: every verdict, in the order the tables count them
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, BORDERLINE)
+#: the verdicts in a few words, for the tables that show them (claims.md, the pages' tables)
+VERDICT_LEGEND = (
+    f"Verdicts: *{REPRODUCED}*, *{NOT_REPRODUCED}*, *{INCONCLUSIVE}* (the rule of "
+    f"`tabbench.summary.claims.verdict`: P ≥ {PROB} decides, P ≤ {1 - PROB:.2f} rules out), or "
+    f"*{BORDERLINE}*: the deciding probability is within {cmp.MC_BAND:g} Monte Carlo standard "
+    f"errors of {1 - PROB:.2f} or {PROB} after up to {cmp.BAYES_MAX_SAMPLES:,} posterior "
+    f"samples, so the draws cannot tell the verdict.")
 
 CLAIM_COLUMNS = ["claim", "figure", "statement", "model", "regime", "metric", "method", "versus",
                  "kind", "subset", "unit", "n", "n_datasets", "median", "median_other",
                  "n_other", "q10", "q90", "wins", "ties", "losses", "test", "p_wilcoxon",
-                 "p_better", "p_equivalent", "p_worse", "rope", "median_lo", "median_hi",
+                 "p_better", "p_equivalent", "p_worse", "se_better", "se_equivalent", "se_worse",
+                 "draws", "rope", "median_lo", "median_hi",
                  "wins_beyond_rope", "mean_rank", "mean_rank_other", "best_other_rank", "cd",
                  "verdict"]
 
@@ -116,23 +138,21 @@ def verdict(kind: str, evidence: Evidence) -> str:
         return REPRODUCED if np.isfinite(e.p) and e.p < ALPHA else INCONCLUSIVE
     if not np.isfinite(post.p_better):
         return INCONCLUSIVE
-    if kind in ("better", "worse"):
-        p = post.p_better if kind == "better" else post.p_worse
-        return REPRODUCED if p >= PROB else NOT_REPRODUCED if p <= 1 - PROB else INCONCLUSIVE
-    if kind == "comparable":
-        p = post.p_equivalent
-        return REPRODUCED if p >= PROB else NOT_REPRODUCED if p <= 1 - PROB else INCONCLUSIVE
-    # no_worse
-    p = post.p_worse
-    return REPRODUCED if p <= 1 - PROB else NOT_REPRODUCED if p >= PROB else INCONCLUSIVE
+    p = getattr(post, DECIDES[kind])
+    if cmp.near_threshold(p, post.standard_error(p)):
+        return BORDERLINE
+    if kind == "no_worse":
+        return REPRODUCED if p <= 1 - PROB else NOT_REPRODUCED if p >= PROB else INCONCLUSIVE
+    return REPRODUCED if p >= PROB else NOT_REPRODUCED if p <= 1 - PROB else INCONCLUSIVE
 
 
 def check_claims(selected: pd.DataFrame, large_rows: int,
-                 claims: Sequence[Claim] = CLAIMS, rope: float = cmp.ROPE_PERCENT
-                 ) -> pd.DataFrame:
+                 claims: Sequence[Claim] = CLAIMS, rope: float = cmp.ROPE_PERCENT,
+                 seed: int = cmp.BAYES_SEED) -> pd.DataFrame:
     """Every claim of ``claims`` checked on the selected rows (one per model, dataset, split,
     regime and stopping metric): one row per claim, model and regime present, with its numbers
-    and verdict; columns :data:`CLAIM_COLUMNS`."""
+    and verdict; columns :data:`CLAIM_COLUMNS`. ``seed``: the Bayesian test's (a verdict is the
+    same for every seed, or *borderline*)."""
     rows = []
     values: dict[str, pd.DataFrame] = {}
     for claim in claims:
@@ -145,10 +165,11 @@ def check_claims(selected: pd.DataFrame, large_rows: int,
         for (model, regime), g in diffs.groupby(["model", "regime"], sort=True):
             mine = pairs[(pairs["model"] == model) & (pairs["regime"] == regime)]
             ranked = table[(table["model"] == model) & (table["regime"] == regime)]
-            rows.append(_claim_row(claim, model, regime, g, mine, ranked, large_rows, rope))
+            rows.append(_claim_row(claim, model, regime, g, mine, ranked, large_rows, rope,
+                                   seed))
     out = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     return out.astype({"n": int, "n_other": int, "wins": int, "ties": int, "losses": int,
-                       "wins_beyond_rope": int})
+                       "wins_beyond_rope": int, "draws": int})
 
 
 def claim_differences(values: pd.DataFrame, claim: Claim) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -217,7 +238,8 @@ def _ranks(table: pd.DataFrame, claim: Claim, large: set[str]) -> dict[str, floa
 
 
 def _claim_row(claim: Claim, model: str, regime: str, g: pd.DataFrame, pairs: pd.DataFrame,
-               table: pd.DataFrame, large_rows: int, rope: float) -> dict:
+               table: pd.DataFrame, large_rows: int, rope: float,
+               seed: int = cmp.BAYES_SEED) -> dict:
     large = g["n_rows"].to_numpy() >= large_rows
     rel = g["rel_diff"].to_numpy(dtype=float)
     other = np.array([], dtype=float)
@@ -258,7 +280,8 @@ def _claim_row(claim: Claim, model: str, regime: str, g: pd.DataFrame, pairs: pd
         test = "wilcoxon + bayesian signed-rank"
         row["p_wilcoxon"] = cmp.wilcoxon_p(rel)
         if n >= N_MIN:
-            post = cmp.bayesian_signed_rank(rel, rope)
+            post = cmp.bayesian_signed_rank(rel, rope, seed=seed,
+                                            decides=DECIDES.get(claim.kind))
             kept = pairs[pairs["dataset"].isin(used["dataset"])]
             row["median_lo"], row["median_hi"] = cmp.bootstrap_median_interval(
                 kept, unit=claim.unit)
@@ -275,6 +298,8 @@ def _claim_row(claim: Claim, model: str, regime: str, g: pd.DataFrame, pairs: pd
         "q10": stats["q10"],
         "q90": stats["q90"], "wins": int((rel < 0).sum()), "ties": int((rel == 0).sum()),
         "losses": int((rel > 0).sum()), "test": test, "p_better": post.p_better,
-        "p_equivalent": post.p_equivalent, "p_worse": post.p_worse, "rope": float(rope),
+        "p_equivalent": post.p_equivalent, "p_worse": post.p_worse,
+        "se_better": post.se_better, "se_equivalent": post.se_equivalent,
+        "se_worse": post.se_worse, "draws": post.draws or 0, "rope": float(rope),
         "wins_beyond_rope": int((rel < -rope).sum()), **row, "verdict": v,
     }

@@ -14,12 +14,23 @@ import pandas as pd
 from tabbench.core.markdown import MISSING, cell, markdown_table
 from tabbench.models.registry import model_label, order_models
 from tabbench.summary import comparisons as cmp
-from tabbench.summary.claims.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, VERDICT_RULE
+from tabbench.summary.claims.judge import (
+    BORDERLINE,
+    DECIDES,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    VERDICT_LEGEND,
+    VERDICT_RULE,
+    VERDICTS,
+)
 
 #: the claims table's columns (Markdown and HTML alike)
 TABLE_HEADER = ("figure", "claim (paper)", "model", "regime", "metric", "method vs", "subset",
                 "n", "median %", "95 % CI", "q10–q90 %", "W/T/L", "p", "P(<) / P(≈) / P(>)",
-                "verdict")
+                "MC s.e. (draws)", "verdict")
+#: how each posterior probability is written in a table
+_PROB_LABELS = {"p_better": "P(<)", "p_equivalent": "P(≈)", "p_worse": "P(>)"}
 
 
 def _failures_sentence(failures: dict | None) -> str:
@@ -39,7 +50,10 @@ def _preamble(large_rows: int, rope: float, failures: dict | None = None) -> lis
             f"(datasets resampled, their splits inside). p: the claim's frequentist test "
             f"(Wilcoxon signed-rank, the paper's; Mann–Whitney for large vs small; Friedman "
             f"for ranks). P(<) / P(≈) / P(>): Bayesian signed-rank test (baycomp) that the "
-            f"method is lower by more than the ROPE of {rope:g} %, within it, or higher."
+            f"method is lower by more than the ROPE of {rope:g} %, within it, or higher; MC s.e.: "
+            f"their Monte Carlo standard errors √(p(1 − p)/draws) and the posterior samples "
+            f"drawn ({cmp.BAYES_SAMPLES:,}, more where the verdict's probability is near a "
+            f"threshold)."
             + _failures_sentence(failures),
             f"Verdict rule (`tabbench.summary.claims.verdict`): {VERDICT_RULE}"]
 
@@ -61,7 +75,7 @@ def study_sentence(meta: Mapping[str, Any]) -> str | None:
 
 def _verdict_counts(claims: pd.DataFrame) -> str:
     counts = claims["verdict"].value_counts()
-    return ", ".join(f"{counts.get(v, 0)} {v}" for v in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE))
+    return ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
 
 
 def _number(x: float, fmt: str) -> str:
@@ -82,6 +96,8 @@ def _cells(r) -> list[str]:
                 else f"[{r.median_lo:+.2f}, {r.median_hi:+.2f}]")
     probs = ("–" if not np.isfinite(r.p_better)
              else f"{r.p_better:.2f} / {r.p_equivalent:.2f} / {r.p_worse:.2f}")
+    errors = ("–" if not np.isfinite(r.p_better) else
+              f"{r.se_better:.2g} / {r.se_equivalent:.2g} / {r.se_worse:.2g} ({int(r.draws):,})")
     wtl = f"{r.wins}/{r.ties}/{r.losses}"
     if r.kind == "hit_rate":  # a rule's hit rate against ignoring validation (cells, not %)
         median = f"hit {_number(r.median, '.0f')} % vs {_number(r.median_other, '.0f')} %"
@@ -92,7 +108,7 @@ def _cells(r) -> list[str]:
     quantiles = "–" if not np.isfinite(r.q10) else f"{r.q10:+.1f} – {r.q90:+.1f}"
     return [r.figure, r.statement, r.model, r.regime, r.metric, f"{r.method} vs {r.versus}",
             subset, str(r.n), median, interval, quantiles, wtl, _number(r.p_wilcoxon, ".2g"),
-            probs, r.verdict]
+            probs, errors, r.verdict]
 
 
 def claims_markdown(claims: pd.DataFrame, large_rows: int,
@@ -115,12 +131,13 @@ def claims_markdown(claims: pd.DataFrame, large_rows: int,
         cells[-1] = f"**{cells[-1]}**"
         rows.append(cells)
     lines += [_verdict_counts(claims), "",
-              markdown_table(TABLE_HEADER, rows, align="l" * 7 + "r" * 7 + "l")]
+              markdown_table(TABLE_HEADER, rows, align="l" * 7 + "r" * 8 + "l")]
     return "\n".join(lines + [""])
 
 
 #: background of a verdict cell in the HTML table
-_VERDICT_COLOURS = {REPRODUCED: "#d9f0d3", NOT_REPRODUCED: "#f4cccc", INCONCLUSIVE: "#eeeeee"}
+_VERDICT_COLOURS = {REPRODUCED: "#d9f0d3", NOT_REPRODUCED: "#f4cccc", INCONCLUSIVE: "#eeeeee",
+                    BORDERLINE: "#fff2cc"}
 
 
 def claims_html(claims: pd.DataFrame, large_rows: int, rope: float = cmp.ROPE_PERCENT,
@@ -147,7 +164,8 @@ def claims_html(claims: pd.DataFrame, large_rows: int, rope: float = cmp.ROPE_PE
         parts.append(f"<p><b>{escape(_verdict_counts(claims))}</b></p><table><tr>"
                      + "".join(f"<th>{escape(h)}</th>" for h in TABLE_HEADER) + "</tr>")
         numeric = {TABLE_HEADER.index(h) for h in ("n", "median %", "95 % CI", "q10–q90 %",
-                                                    "W/T/L", "p", "P(<) / P(≈) / P(>)")}
+                                                    "W/T/L", "p", "P(<) / P(≈) / P(>)",
+                                                    "MC s.e. (draws)")}
         for r in claims.itertuples():
             cells = _cells(r)
             row = "".join(f"<td class=\"num\">{escape(c)}</td>" if i in numeric
@@ -180,15 +198,28 @@ def _short_cell(r) -> str:
         core += f", {r.wins}/{r.ties}/{r.losses}"
         if np.isfinite(r.p_better):
             core += f", P {r.p_better:.2f}/{r.p_equivalent:.2f}/{r.p_worse:.2f}"
+            core += _drawn_more(r)
         if r.unit == "split":  # the points are splits: say how many datasets they come from
             core += f", {int(r.n_datasets)} datasets"
     return f"{core}: **{r.verdict}**"
 
 
+def _drawn_more(r) -> str:
+    """Where the test drew more than its first samples (the probability the verdict rests on
+    was near a threshold): that probability to four decimals with its Monte Carlo standard
+    error and the samples drawn, which two decimals cannot show; else nothing."""
+    if r.kind not in DECIDES or not int(r.draws) > cmp.BAYES_SAMPLES:
+        return ""
+    name = DECIDES[r.kind]
+    p, se = getattr(r, name), getattr(r, name.replace("p_", "se_"))
+    return f" ({_PROB_LABELS[name]} {p:.4f} ± {se:.4f}, {int(r.draws):,} draws)"
+
+
 def reproduction_table(claims: pd.DataFrame) -> str:
     """The claims as one Markdown table, a row per claim and a column per (model, regime)
-    present: median relative difference with its bootstrap interval, W/T/L, P(<)/P(≈)/P(>) and
-    the verdict. What docs/reproduction.md embeds as its generated table ``claims``
+    present: median relative difference with its bootstrap interval, W/T/L, P(<)/P(≈)/P(>) (the
+    deciding one with its Monte Carlo error where the test drew more) and the verdict, and the
+    verdicts' legend under it. What docs/reproduction.md embeds as its generated table ``claims``
     (:mod:`tabbench.report.page_tables`; a test regenerates it from the shipped results and
     compares)."""
 
@@ -214,4 +245,4 @@ def reproduction_table(claims: pd.DataFrame) -> str:
             hit = rows[(rows["model"] == m) & (rows["regime"] == reg)]
             cells.append(MISSING if hit.empty else _short_cell(next(hit.itertuples())))
         table.append([label, *cells])
-    return markdown_table(head, table)
+    return markdown_table(head, table) + "\n\n" + VERDICT_LEGEND
