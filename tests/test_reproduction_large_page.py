@@ -36,7 +36,7 @@ def test_the_shipped_large_copy_is_a_published_copy_of_suite_large_within_budget
 
 def test_the_large_page_tables_are_what_the_shipped_results_give(tmp_path):
     text = PAGE.read_text()
-    assert {"claims", "complete_pairs", "progress",
+    assert {"claims", "complete_pairs", "what_ran", "heterogeneity",
             "stopping_rules from results/large_rerun"} <= set(names_in(text))
     page = tmp_path / "reproduction_large.md"
     page.write_text(text)
@@ -102,3 +102,15 @@ def test_the_bundled_pages_side_by_side_headline_is_what_both_copies_give():
                                         with_n=False), label_regime
         assert suite_large == headline_cell(SHIPPED / "summary" / "claims.parquet", model,
                                             regime, with_n=True), label_regime
+
+
+def test_the_readmes_count_of_large_datasets_is_the_copys():
+    """The README's one-line answer names how many large datasets, and how many multi-class,
+    suite large judges: those of the copy's dataset table (the data stage's, shipped)."""
+    table = pd.read_csv(SHIPPED / "datasets.csv")
+    kept = table[(table["status"] == "kept") & (table["rows_final"] >= 10_000)]
+    text = " ".join((REPO / "README.md").read_text().split())
+    assert (f"{len(kept)} large datasets, {int((kept['n_classes'] >= 3).sum())} of them "
+            "multi-class") in text
+    selected = {p.stem for p in (SHIPPED / "selected").rglob("*.parquet")}
+    assert set(kept["dataset"]) == selected  # every kept dataset has pairs in the copy
