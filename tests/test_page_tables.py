@@ -262,7 +262,9 @@ def test_the_rope_table_judges_the_headline_again_at_each_rope():
     cells = [c.strip() for c in lines[2].strip("|").split("|")]
     assert cells[:4] == ["MLP", "default", "6", "-0.55 %"]
     assert cells[4].endswith("**reproduced**") and cells[6].endswith("**not reproduced**")
-    assert len(lines) == 3
+    from tabbench.summary.claims import VERDICT_LEGEND
+
+    assert len(lines) == 5 and lines[3] == "" and lines[4] == VERDICT_LEGEND  # the legend
     # the folder's own ROPE joins the list when it is not one of them
     assert "ROPE ±0.3 % (the table's)" in rope_table(_headline_selected(0.5), 10_000, rope=0.3)
     # too few datasets: no probabilities, inconclusive whatever the ROPE
