@@ -193,12 +193,13 @@ def test_single_dataset_rerun_rebuilds_only_its_own_files(smoke, tmp_path):
         after = _mtimes(ws.root, "results", "data")
         changed = {k for k in after if after[k] != before.get(k)}
         assert changed == OWN_FILES, sorted(changed ^ OWN_FILES)
-        # the figures, claims and report no longer show the folder: the last line says so and
-        # which command redraws them, which plans the drawing and nothing else
-        last = _text(res).strip().splitlines()[-1]
-        assert last == ("tabbench: the summary, claims and figures and the report of results/ "
-                        f"are older than {target} or missing: redraw with `snakemake --cores 1 "
-                        "figures` (nothing is trained)"), _text(res)[-3000:]
+        # the figures, claims and report now lag the folder: the run ends by saying so (before
+        # Snakemake's log path and elapsed time) and which command redraws them, which plans
+        # the drawing and nothing else
+        line = ("tabbench: the summary, claims and figures and the report of results/ are older "
+                f"than {target} or missing: redraw with `snakemake --cores 1 figures` (nothing "
+                "is trained)")
+        assert line in _text(res).strip().splitlines()[-3:], _text(res)[-3000:]
         assert _planned(ws, "figures") == {"regenerate": 1, "report": 1, "figures": 1,
                                            "total": 3}
 
@@ -347,16 +348,21 @@ def test_a_folder_from_before_run_config_gets_one_from_its_next_training(smoke, 
 
 def test_figures_on_a_folder_without_results_say_so_in_one_line(tmp_path):
     ws = Workspace(tmp_path / "wf")
-    res = ws.snakemake("--cores", "1", "-n", "figures")
-    assert res.returncode != 0
-    assert _text(res).strip().splitlines()[-1].startswith(
-        "tabbench: results/ holds no complete results to draw figures from."), _text(res)
-    assert "Job stats" not in _text(res) and not (ws.root / "results").exists()
-    # a folder that does not exist, named with a typo of one that does
-    (ws.root / "results" / "runs").mkdir(parents=True)
-    res = ws.snakemake("--cores", "1", "figures", "--config", "results_dir=reslts")
-    assert res.returncode != 0
-    assert _text(res).strip().splitlines()[-1].startswith(
-        "tabbench: results folder reslts/ does not exist (did you mean 'results'?). Run the "
-        "study first"), _text(res)
-    assert "Exception" not in _text(res) and "Traceback" not in _text(res)
+    cases = [  # (the folder's state, --config, the line)
+        (None, [], "tabbench: results folder results/ does not exist. Run the study first"),
+        ("results/runs", [], "tabbench: results/ holds no complete results to draw figures "
+                             "from. Run the study first"),
+        # a folder that does not exist, named with a typo of one that does
+        ("results/runs", ["--config", "results_dir=reslts"],
+         "tabbench: results folder reslts/ does not exist (did you mean 'results'?). Run the "
+         "study first"),
+    ]
+    for folder, config, line in cases:
+        if folder:
+            (ws.root / folder).mkdir(parents=True, exist_ok=True)
+        res = ws.snakemake("--cores", "1", "figures", *config)
+        assert res.returncode != 0
+        assert _text(res).strip().splitlines()[-1].startswith(line), _text(res)
+        assert "Job stats" not in _text(res)
+        assert "Exception" not in _text(res) and "Traceback" not in _text(res)
+    assert not (ws.root / "results" / "summary").exists()
