@@ -92,3 +92,15 @@ def test_the_shipped_tuned_configs_are_what_the_sampler_draws():
             assert drawn == expected, (path.name, row.split, row.config)
             checked += 1
     assert checked > 100  # the tuned selections of every tuned model
+
+
+def test_the_stopping_order_verdict_the_page_quotes_is_the_copys():
+    """The G.5 bullet's "TS-Ref. stops later than logloss" for XGBoost: its points, probability,
+    draws and verdict as the shipped copy's claims give them."""
+    claims = pd.read_parquet(SHIPPED / "summary" / "claims.parquet")
+    row = claims[(claims["claim"] == "logloss_stops_before_ts_ref")
+                 & (claims["model"] == "xgboost") & (claims["regime"] == "default")].iloc[0]
+    text = " ".join(PAGE.read_text().split())
+    assert (f"(earlier on {row['wins']} points, tied on {row['ties']}, later on "
+            f"{row['losses']}; P(later) {row['p_worse']:.3f}, from {row['draws']:,} posterior "
+            f"samples: *{row['verdict']}*") in text

@@ -96,10 +96,9 @@ def test_no_seed_flips_a_verdict_of_a_shipped_copy(copy, monkeypatch):
 
 def test_no_seed_flips_the_large_headline_at_any_rope(monkeypatch):
     """The fast variant: the paper's headline (TS-Ref.+TS vs Logloss+TS) of suite large's copy,
-    per model and regime, at each ROPE of docs/reproduction_large.md's ``rope`` table. Three of
-    its probabilities are near a threshold (LightGBM's default P(better) about 0.05 at ±1 %, the
-    first 10,000 draws putting it on either side depending on the seed), so the test draws more
-    there."""
+    per model and regime, at each ROPE of docs/reproduction_large.md's ``rope`` table: whichever
+    of its probabilities lie near a threshold (the copy decides which), 20 seeds give every
+    cell the same verdict; where one does, the test draws more there, as the claims do."""
     results = REPO / "docs" / "results" / "large"
     settings = folder_settings(results)
     selected = best_rows(collect_selected(results, jobs=1)[0])
@@ -109,5 +108,4 @@ def test_no_seed_flips_the_large_headline_at_any_rope(monkeypatch):
     rope_table(selected, large_rows, rope)
     monkeypatch.undo()
     assert len(recorder.cells) >= 20
-    assert max(recorder.draws.values()) > cmp.BAYES_SAMPLES  # a cell near a threshold
     assert not _flipped(recorder.cells), _flipped(recorder.cells)
