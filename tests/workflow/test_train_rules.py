@@ -33,7 +33,7 @@ def splits_path(ds):
 def kept_datasets():
     return ["toy", "toy2"]
 
-def check_dataset(ds, trained=False):
+def check_dataset(ds, trained=False, study=False):
     pass
 """
 

@@ -62,9 +62,9 @@ class Drawing:
         folder): it is asked for, or it is a runs file of a pair whose selected file is (whose
         train jobs ``--forcerun train`` reruns)."""
         path = os.path.normpath(path)
-        wanted = {_pair(r) for r in self.rebuilt if _pair(r) and _pair(r)[0] == "selected"}
+        selected = {p[1:] for r in self.rebuilt if (p := _pair(r)) and p[0] == "selected"}
         pair = _pair(path)
-        return path in self.rebuilt or (pair is not None and ("selected", *pair[1:]) in wanted)
+        return path in self.rebuilt or (pair is not None and pair[1:] in selected)
 
 
 def _pair(path: str) -> tuple[str, str, str] | None:
