@@ -47,6 +47,9 @@ def test_a_markdown_table_becomes_a_list_table_with_signed_cells_kept_as_text():
     assert "<strong>TS-Ref.</strong>" in html
     assert markdown_table_rst("No claim could be checked: 2 datasets.") == (
         "No claim could be checked: 2 datasets.")
+    legend = "Verdicts: *reproduced* or not."
+    html = _parse(markdown_table_rst(f"{table}\n\n{legend}"), set())
+    assert html.count("<tr>") == 3 and "<p>Verdicts: <em>reproduced</em> or not.</p>" in html
 
 
 @pytest.fixture(scope="module")

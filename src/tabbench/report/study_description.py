@@ -76,17 +76,22 @@ def markdown_table_rst(table: str) -> str:
     """A Markdown pipe table (header, ``|---|`` separator, rows) as an RST ``list-table``; any
     other text (e.g. "No claim could be checked: ...") as it is, a paragraph. Cells keep their
     inline markup (``*em*`` and ``**strong**`` read the same in both, even at a cell's start); a
-    cell that would start a list (``-3.2 %``, ``+0.5 %``) gets its first character escaped."""
+    cell that would start a list (``-3.2 %``, ``+0.5 %``) gets its first character escaped. Lines
+    after the table's last row (a legend) follow it as a paragraph."""
     lines = [ln.strip() for ln in table.strip().splitlines() if ln.strip()]
     if len(lines) < 2 or not lines[0].startswith("|") or not lines[1].startswith("|-"):
         return table.strip()
-    rows = [[c.strip() for c in ln.strip("|").split(" | ")] for ln in [lines[0], *lines[2:]]]
+    n_rows = next((i for i, ln in enumerate(lines[2:], 2) if not ln.startswith("|")), len(lines))
+    rows = [[c.strip() for c in ln.strip("|").split(" | ")]
+            for ln in [lines[0], *lines[2:n_rows]]]
     out = [".. list-table::", "   :header-rows: 1", "   :stub-columns: 1", ""]
     for row in rows:
         for i, cell in enumerate(row):
             text = "\\" + cell if _starts_a_list(cell) else (cell or "\\ ")
             out.append(("   * - " if i == 0 else "     - ") + text)
-    return "\n".join(out)
+    # what follows the table (its legend) is a paragraph after it
+    after = "\n".join(lines[n_rows:])
+    return "\n".join(out) + (f"\n\n{after}" if after else "")
 
 
 def _epochs_of(models: Sequence[str], epochs: Mapping[str, Any]) -> dict[str, Any]:

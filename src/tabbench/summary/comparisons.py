@@ -312,8 +312,8 @@ def signed_rank_probs(diff: np.ndarray, rope: float, nsamples: int, seed: int,
 
 def signed_rank_adaptive(diff: np.ndarray, rope: float, seed: int, watched: int,
                          nsamples: int = BAYES_SAMPLES, max_samples: int = BAYES_MAX_SAMPLES,
-                         thresholds: Sequence[float] = THRESHOLDS, band: float = MC_BAND,
-                         prior: float = 0.5) -> tuple[tuple[float, float, float], int]:
+                         thresholds: Sequence[float] = THRESHOLDS,
+                         band: float = MC_BAND) -> tuple[tuple[float, float, float], int]:
     """:func:`signed_rank_probs` with as many samples as a verdict on the probability of index
     ``watched`` (0 better, 1 equivalent, 2 worse) needs: ``nsamples`` first; then, while it is
     within ``band`` Monte Carlo standard errors of one of ``thresholds``
@@ -321,8 +321,9 @@ def signed_rank_adaptive(diff: np.ndarray, rope: float, seed: int, watched: int,
     ``max_samples`` are drawn. The samples continue one ``RandomState(seed)`` stream, so the
     probabilities are baycomp's at the number of samples drawn, which is returned with them. A
     probability still near a threshold at ``max_samples`` is one that no affordable number of
-    draws places on either side of it: its verdict is *borderline*."""
-    sampler = _SignedRankSampler(diff, rope, seed, prior)
+    draws places on either side of it: its verdict is *borderline*. The prior is baycomp's
+    default, as in the claims."""
+    sampler = _SignedRankSampler(diff, rope, seed)
     counts = sampler.draw(nsamples)
     drawn = nsamples
 

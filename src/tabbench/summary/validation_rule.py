@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from tabbench.summary import comparisons as cmp
-from tabbench.summary.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from tabbench.summary.claims import CLAIM_COLUMNS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from tabbench.summary.methods import BASELINE
 
 #: the claims table's ``figure`` and ``claim`` of the rule's row (left out of the paper's claims:
@@ -183,7 +183,7 @@ def rule_claim_row(result: RuleResult) -> dict:
     cells the rule gets right and the ignoring rule wrong / both alike / the reverse,
     ``n_other`` = the large cells with a test gain but no ``val_gain``."""
     nan = float("nan")
-    return {
+    return dict.fromkeys(CLAIM_COLUMNS, nan) | {
         "claim": RULE_CLAIM, "figure": HETEROGENEITY_FIGURE, "statement": rule_statement(result),
         "model": "all", "regime": "all", "metric": "logloss", "method": "TS-Ref.+TS",
         "versus": BASELINE, "kind": RULE_KIND, "subset": "large", "unit": "dataset",
@@ -194,5 +194,5 @@ def rule_claim_row(result: RuleResult) -> dict:
         "p_better": nan, "p_equivalent": nan, "p_worse": nan, "rope": result.rope,
         "median_lo": result.diff_low, "median_hi": result.diff_high, "wins_beyond_rope": 0,
         "mean_rank": nan, "mean_rank_other": nan, "best_other_rank": nan, "cd": nan,
-        "verdict": result.verdict,
+        "draws": 0, "verdict": result.verdict,
     }

@@ -165,7 +165,7 @@ def check_claims(selected: pd.DataFrame, large_rows: int,
         for (model, regime), g in diffs.groupby(["model", "regime"], sort=True):
             mine = pairs[(pairs["model"] == model) & (pairs["regime"] == regime)]
             ranked = table[(table["model"] == model) & (table["regime"] == regime)]
-            rows.append(_claim_row(claim, model, regime, g, mine, ranked, large_rows, rope,
+            rows.append(_claim_row(claim, (model, regime), g, mine, ranked, large_rows, rope,
                                    seed))
     out = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     return out.astype({"n": int, "n_other": int, "wins": int, "ties": int, "losses": int,
@@ -237,9 +237,12 @@ def _ranks(table: pd.DataFrame, claim: Claim, large: set[str]) -> dict[str, floa
             "n": int(wide.dropna(axis=0, how="any").shape[0])}
 
 
-def _claim_row(claim: Claim, model: str, regime: str, g: pd.DataFrame, pairs: pd.DataFrame,
+def _claim_row(claim: Claim, cell: tuple[str, str], g: pd.DataFrame, pairs: pd.DataFrame,
                table: pd.DataFrame, large_rows: int, rope: float,
                seed: int = cmp.BAYES_SEED) -> dict:
+    """One row of :func:`check_claims`: ``claim`` on the (model, regime) ``cell``'s
+    differences ``g``, their split-level ``pairs`` and the cell's per-method ``table``."""
+    model, regime = cell
     large = g["n_rows"].to_numpy() >= large_rows
     rel = g["rel_diff"].to_numpy(dtype=float)
     other = np.array([], dtype=float)
