@@ -33,6 +33,7 @@ def main() -> None:
             max_depth=6,
             early_stopping_rounds=50 if args.small else 200,
             eval_metric=metric,  # the last eval_set and metric drive the early stopping
+            disable_default_eval_metric=True,  # no default log loss beside a custom metric
             enable_categorical=True,
             tree_method="hist",
             n_jobs=args.threads,

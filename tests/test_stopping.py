@@ -301,6 +301,28 @@ def test_xgboost_stops_at_our_refinement_minimum(k):
     )
 
 
+@pytest.mark.parametrize("k", [2, 3])
+def test_xgboost_default_metric_off_stops_at_the_same_round(k):
+    """``disable_default_eval_metric=True`` (the documented usage: XGBoost otherwise computes
+    its log loss beside a custom metric every round) removes only that log loss: the stopping
+    round and our recorded values are those of the fit that computes both."""
+    xgb = pytest.importorskip("xgboost")
+    X_tr, y_tr, X_val, y_val = _noisy_task(k)
+    params = dict(n_estimators=120, learning_rate=0.3, max_depth=6, n_jobs=1, random_state=0,
+                  early_stopping_rounds=PATIENCE)
+    fits = {}
+    for off in (False, True):
+        clf = xgb.XGBClassifier(**params, eval_metric=xgboost_metric("ts_ref"),
+                                disable_default_eval_metric=off)
+        fits[off] = clf.fit(X_tr, y_tr, eval_set=[(X_val, y_val)], verbose=False)
+    both, ours = (fits[off].evals_result()["validation_0"] for off in (False, True))
+    assert list(both) == ["logloss" if k == 2 else "mlogloss", "ts_ref"]
+    assert list(ours) == ["ts_ref"]
+    assert ours["ts_ref"] == both["ts_ref"]
+    assert fits[True].best_iteration == fits[False].best_iteration
+    assert fits[True].best_iteration < params["n_estimators"] - PATIENCE  # it did stop early
+
+
 def _lgb_eval(lgb, X_val, y_val) -> dict:
     if "eval_X" in inspect.signature(lgb.LGBMClassifier.fit).parameters:  # LightGBM >= 4.7
         return {"eval_X": X_val, "eval_y": y_val}

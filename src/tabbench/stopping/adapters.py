@@ -197,6 +197,12 @@ def xgboost_metric(kind: str = "ts_ref", scores: ScoreType = "proba") -> XGBoost
     with 6 decimals (its ``%f`` log format), so rounds within 5e-7 of each other tie and the
     earlier one is kept.
 
+    Pass ``disable_default_eval_metric=True`` too: beside a custom metric XGBoost still computes
+    its objective's default metric (``logloss``/``mlogloss``) on every eval set after every
+    round, which costs about as much as our metric where trees are cheap. Early stopping reads
+    the last metric, ours, either way, so the stopping round is the same; only that log loss
+    disappears from ``evals_result()``.
+
     Parameters
     ----------
     kind : str, default "ts_ref"
@@ -217,10 +223,13 @@ def xgboost_metric(kind: str = "ts_ref", scores: ScoreType = "proba") -> XGBoost
     >>> from tabbench.stopping import xgboost_metric
     >>> X, y = make_classification(n_samples=1000, random_state=0)
     >>> clf = XGBClassifier(n_estimators=300, learning_rate=0.3, early_stopping_rounds=20,
-    ...                     eval_metric=xgboost_metric("ts_ref"), n_jobs=1)
+    ...                     eval_metric=xgboost_metric("ts_ref"),
+    ...                     disable_default_eval_metric=True, n_jobs=1)
     >>> clf = clf.fit(X[:700], y[:700], eval_set=[(X[700:], y[700:])], verbose=False)
     >>> clf.best_iteration < 300  # the round of minimal validation TS-refinement
     True
+    >>> list(clf.evals_result()["validation_0"])  # no log loss computed beside it
+    ['ts_ref']
     >>> clf.predict_proba(X[:1]).shape  # uses rounds 0..best_iteration, as any eval_metric
     (1, 2)
     """
