@@ -16,10 +16,11 @@ import warnings
 import numpy as np
 import pytest
 from fixtures.optional import import_optional
+from scipy.special import expit
 from sklearn.datasets import make_classification
 
 import tabbench.metrics as M
-from tabbench._scores import scores_to_logits
+from tabbench._scores import binary_margin, scores_to_logits
 from tabbench.metrics.losses import brier_proba, laplace_smooth, log_softmax
 from tabbench.stopping import (
     CatBoostMetric,
@@ -30,9 +31,11 @@ from tabbench.stopping import (
 from tabbench.stopping.loss import MAX_EVAL_SETS, Scorer
 from tabbench.stopping.ts_rounds import (
     DOT_BLOCK,
+    EXP_SAFE,
     TAYLOR_STEP,
     BinaryRounds,
     MulticlassRounds,
+    _margin_bound,
     dot,
 )
 
@@ -200,3 +203,87 @@ def test_dot_sums_long_arrays_in_blocks():
     for n in (10, DOT_BLOCK, 3 * DOT_BLOCK + 17):
         a, b = rng.normal(size=n), rng.normal(size=n)
         assert dot(a, b) == pytest.approx(float(np.dot(a, b)), rel=1e-12, abs=1e-12)
+
+
+def test_labels_are_recognised_in_a_new_array_of_any_dtype():
+    """XGBoost passes the same labels in a new array every round: the set (its warm start) is
+    found again by its bytes, or by value when the bytes differ (another dtype, −0.0)."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 600)
+    m = rng.normal(size=600) + 2 * y - 1
+    scorer = Scorer("ts_ref", "logits")
+    expected = M.ts_ref(np.stack([0 * m, m], 1), y)
+    y64 = y.astype(np.float64)
+    negative_zero = np.where(y == 0, -0.0, y64)  # other bytes, the same labels
+    assert negative_zero.tobytes() != y64.tobytes()
+    for labels in (y64, y64.copy(), negative_zero, y, y.astype(np.float32), y.tolist()):
+        assert scorer(labels, m) == pytest.approx(expected, abs=TOL)
+        assert len(scorer._sets) == 1, labels
+    flipped = y.copy()
+    flipped[0] = 1 - flipped[0]  # other labels of the same size: another set
+    scorer(flipped, m)
+    assert len(scorer._sets) == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ndim", [1, 2])
+def test_probabilities_within_their_bounds_are_read_unclipped(dtype, ndim):
+    """binary_margin skips the clip when the extremes show it would change nothing: the same
+    margins as the clipped read, with and without probabilities 0 and 1."""
+    rng = np.random.default_rng(4)
+    p1 = rng.uniform(size=500).astype(dtype)
+    for ends in ([], [0.0, 1.0]):
+        p = np.concatenate([p1, np.asarray(ends, dtype=dtype)])
+        s = p if ndim == 1 else np.stack([1 - p, p], 1)
+        got = binary_margin(s, "proba", extremes=(float(s.min()), float(s.max())))
+        np.testing.assert_array_equal(got, binary_margin(s, "proba"))
+
+
+@pytest.mark.parametrize("score_type, ndim", [("proba", 1), ("proba", 2), ("logits", 1),
+                                              ("logits", 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_margin_bound_bounds_every_margin(score_type, ndim, dtype):
+    """The bound that lets a derivative pass skip np.errstate is at least every |margin|
+    (and, for probabilities, their largest one up to rounding)."""
+    rng = np.random.default_rng(5)
+    for scale in (0.1, 3.0, 40.0):
+        z = (scale * rng.normal(size=(400, 2))).astype(dtype)
+        if score_type == "proba":
+            p = expit(z[:, 1].astype(np.float64) - z[:, 0])  # 0 and 1 at scale 40
+            p = np.concatenate([p, [0.0, 1.0][: int(scale > 10) * 2]]).astype(dtype)
+            s = p if ndim == 1 else np.stack([1 - p, p], 1)
+        else:
+            s = z[:, 1] - z[:, 0] if ndim == 1 else z
+        extremes = (float(s.min()), float(s.max()))
+        largest = float(np.abs(binary_margin(s, score_type)).max())
+        bound = _margin_bound(s, score_type, extremes)
+        assert bound >= largest
+        if score_type == "proba":
+            assert bound == pytest.approx(largest, rel=1e-12)
+    assert _margin_bound(s, score_type, None) == math.inf
+
+
+@pytest.mark.parametrize("beta", [1.0, 2.0, 40.0])
+def test_a_pass_that_may_overflow_is_silent_and_the_same(beta):
+    """Margins of ±800 overflow exp(βm): that pass runs under np.errstate (no warning, σ = 0
+    exactly) and gives what the unguarded pass gives where nothing overflows."""
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, 2, 300)
+    m = rng.normal(size=300) + 2 * y - 1
+    m[:5] = 800.0 * (2 * y[:5] - 1)  # right and far too confident
+    m[5:8] = -800.0 * (2 * y[5:8] - 1)  # wrong and far too confident
+    rounds = BinaryRounds(y, "ts_ref")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = rounds(m, "logits", (float(m.min()), float(m.max())))
+        assert value == pytest.approx(M.ts_ref(np.stack([0 * m, m], 1), y), abs=TOL)
+        g, h = rounds._sums(beta)
+        assert math.isfinite(g) and math.isfinite(h)
+    assert rounds._m_bound * beta >= EXP_SAFE
+    small = BinaryRounds(y, "ts_ref")
+    safe = np.clip(m, -5, 5)
+    small(safe, "logits", (float(safe.min()), float(safe.max())))
+    assert small._m_bound * beta < EXP_SAFE
+    unguarded = small._sums(beta)
+    small._m_bound = math.inf  # forces the guarded pass
+    assert small._sums(beta) == unguarded

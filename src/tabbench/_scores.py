@@ -11,6 +11,7 @@ No deep-learning framework is imported here: tensors are recognised by their met
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -42,7 +43,7 @@ def to_numpy(x: Any) -> np.ndarray:
 
 def as_float(x: np.ndarray) -> np.ndarray:
     """Numeric scores as float32 or float64 (other numbers as float64)."""
-    if x.dtype in (np.float32, np.float64):
+    if x.dtype.char in "fd":  # float32, float64
         return x
     if not (np.issubdtype(x.dtype, np.number) or x.dtype == np.bool_):
         raise ValueError(f"scores must be numeric, got dtype {x.dtype}")
@@ -133,6 +134,12 @@ def check_proba(p: np.ndarray, extremes: tuple[float, float] | None = None) -> n
 def p1_bounds(dtype: np.dtype, clip: float | None) -> tuple[float, float]:
     """[ε/2, 1 − ε/2] (ε: the machine epsilon of ``dtype``), or [clip, 1 − clip] if wider:
     where P(class 1) is read (:func:`proba_to_logits`)."""
+    return _p1_bounds(np.dtype(dtype), clip)
+
+
+@lru_cache(maxsize=64)
+def _p1_bounds(dtype: np.dtype, clip: float | None) -> tuple[float, float]:
+    """:func:`p1_bounds` of a dtype, computed once (a metric callable reads them every round)."""
     bound = max(np.finfo(dtype).eps / 2, 0.0 if clip is None else clip)
     return bound, 1 - bound
 
@@ -155,7 +162,8 @@ def binary_margin(y_score: Any, scores: ScoreType, clip: float | None = None, *,
 
     ``out``: a float64 work array (2, N) to compute in, whose row 0 is returned (a caller
     scoring round after round allocates nothing); ``extremes``: the scores' (min, max) when the
-    caller has them (the range check of probabilities then reads no data).
+    caller has them (the range check of probabilities then reads no data, and probabilities
+    already within the bounds are not clipped: the clip would change none of them).
     """
     check_score_type(scores)
     s = to_numpy(y_score)
@@ -163,9 +171,13 @@ def binary_margin(y_score: Any, scores: ScoreType, clip: float | None = None, *,
         p = check_proba(s, extremes)
         work = np.empty((2, p.shape[0])) if out is None else out
         m, rest = work[0], work[1]
-        lo, hi = p1_bounds(p.dtype, clip)
-        np.maximum(p if p.ndim == 1 else p[:, 1], lo, out=m)  # in the input precision
-        np.minimum(m, hi, out=m)  # P(class 1) within its bounds, as float64
+        lo, hi = _p1_bounds(p.dtype, clip)
+        p1 = p if p.ndim == 1 else p[:, 1]
+        if extremes is not None and extremes[0] >= lo and extremes[1] <= hi:
+            np.copyto(m, p1)  # P(class 1), within its bounds, as float64
+        else:
+            np.maximum(p1, lo, out=m)  # in the input precision
+            np.minimum(m, hi, out=m)  # P(class 1) within its bounds, as float64
         np.subtract(1.0, m, out=rest)  # 1 − p₁, exact for float32 p₁ and for p₁ ≥ 1/2
         np.divide(m, rest, out=m)
         return np.log(m, out=m)  # log p₁ − log(1 − p₁)

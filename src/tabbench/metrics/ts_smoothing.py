@@ -87,7 +87,8 @@ def smoothed_miss_from_sigma(sigma: np.ndarray, n_fit: Any,
     """1 − q_y = a·σ(−βm) + c (float64) of binary problems from σ(−βm) = 1 − p_y: the one
     binary smoothing, for :func:`binary_smoothed_miss` and for :mod:`tabbench.stopping`, which
     keeps σ(−βm) from its last derivative pass (``n_fit`` broadcasts as there)."""
-    a, c = laplace_coefs(np.asarray(n_fit, dtype=np.float64), 2)
+    n = float(n_fit) if isinstance(n_fit, (int, float)) else np.asarray(n_fit, dtype=np.float64)
+    a, c = laplace_coefs(n, 2)  # Python floats for one set: no 0-d array arithmetic
     out = np.multiply(sigma, a, out=out)
     out += c  # 1 − q_y
     return out

@@ -115,14 +115,25 @@ def _registered(kind: str, z: np.ndarray, y: np.ndarray) -> float:
 
 @dataclass
 class _EvalSet:
-    """What a :class:`Scorer` keeps of one evaluation set: its labels as given (compared with
-    each call's), their class codes, the last fitted log-temperature and the TS work state."""
+    """What a :class:`Scorer` keeps of one evaluation set: its labels as given and their bytes
+    (compared with each call's), their class codes, the last fitted log-temperature and the TS
+    work state."""
 
     y_raw: np.ndarray
     y: np.ndarray
     n_classes: int
     log_beta: float | None = None
     rounds: BinaryRounds | MulticlassRounds | None = None
+    y_bytes: bytes = b""
+
+    def holds(self, y: np.ndarray, y_bytes: bytes) -> bool:
+        """Whether ``y`` (with ``y_bytes`` = ``y.tobytes()``) are these labels: equal bytes of
+        the same dtype and shape are equal values (NaN labels never get here: they fail
+        validation); other bytes may still be equal values (another dtype, −0.0)."""
+        raw = self.y_raw
+        if raw.shape != y.shape:
+            return False
+        return (raw.dtype == y.dtype and y_bytes == self.y_bytes) or np.array_equal(raw, y)
 
 
 class Scorer:
@@ -155,11 +166,12 @@ class Scorer:
 
     def _eval_set(self, y_true: Any, n: int, k: int, binary_1d: bool) -> _EvalSet:
         """The state of the set with these labels; the boosting libraries pass the same labels
-        every round (recognised by one comparison instead of re-validating them)."""
+        every round (XGBoost in a new array each time), recognised by comparing their bytes
+        instead of re-validating them."""
         y = to_numpy(y_true)
+        y_bytes = y.tobytes()
         for i, st in enumerate(self._sets):
-            if (st.n_classes == k and st.y.size == n and st.y_raw.shape == y.shape
-                    and np.array_equal(st.y_raw, y)):
+            if st.n_classes == k and st.y.size == n and st.holds(y, y_bytes):
                 if i:
                     self._sets.insert(0, self._sets.pop(i))
                 return st
@@ -172,7 +184,7 @@ class Scorer:
                     "pass (N, K) scores for K classes"
                 ) from None
             raise
-        st = _EvalSet(np.array(y, copy=True), labels, k)
+        st = _EvalSet(np.array(y, copy=True), labels, k, y_bytes=y_bytes)
         self._sets = [st, *self._sets[:MAX_EVAL_SETS - 1]]
         return st
 
@@ -180,7 +192,7 @@ class Scorer:
         """The loss; non-finite scores raise ValueError (``strict``) or give NaN."""
         s = to_numpy(y_score)
         extremes = _extremes(s)
-        if not all(map(math.isfinite, extremes)):
+        if not -math.inf < extremes[0] <= extremes[1] < math.inf:  # NaN compares False
             if strict:
                 raise ValueError("scores contain NaN or inf")
             return math.nan

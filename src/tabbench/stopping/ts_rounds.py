@@ -38,6 +38,7 @@ from tabbench._scores import (
     binary_margin,
     check_proba,
     clipped_log,
+    p1_bounds,
 )
 from tabbench.metrics.losses import laplace_coefs
 from tabbench.metrics.ts_kernel import (
@@ -59,6 +60,11 @@ TAYLOR_STEP = 3.2e-4
 #: Dot products are summed over blocks of at most this many samples: OpenBLAS runs a longer
 #: ``ddot`` (above 10,000) on several threads.
 DOT_BLOCK = 8192
+
+#: exp(x) overflows float64 above x ≈ 709.78. A binary derivative pass whose β·|m| is known to
+#: stay below this bound (from the scores' extremes, no pass over the data) runs without
+#: ``np.errstate``, whose context costs more than a numpy call on a few thousand samples.
+EXP_SAFE = 700.0
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -90,6 +96,7 @@ class BinaryRounds:
         self._m, self._m2 = self._work
         self._sig, self._w, self._t = (np.empty(n) for _ in range(3))
         self._beta_at = math.nan  # β of the last derivative pass
+        self._m_bound = math.inf  # a bound of |m| this round (see EXP_SAFE)
         self.log_beta: float | None = None
 
     def __call__(self, scores: np.ndarray, score_type: ScoreType,
@@ -97,27 +104,35 @@ class BinaryRounds:
         """The loss of binary scores (all finite) as :func:`tabbench._scores.binary_margin`
         reads them; ``extremes``: their (min, max) if known."""
         m = binary_margin(scores, score_type, out=self._work, extremes=extremes)
+        self._m_bound = _margin_bound(scores, score_type, extremes)
         m *= self._sign
         np.multiply(m, m, out=self._m2)
         self._beta_at = math.nan
-        with np.errstate(over="ignore"):  # exp(βm) = inf: σ(−βm) = 0 exactly
-            b = solve_log_beta_scalar(self._sums, _start(self.log_beta))
-            self.log_beta = b
-            return self._loss(b)
+        b = solve_log_beta_scalar(self._sums, _start(self.log_beta))
+        self.log_beta = b
+        return self._loss(b)
 
     def _sums(self, beta: float) -> tuple[float, float]:
         """Mean dNLL/dβ = −⟨m σ(−βm)⟩ and d²NLL/dβ² = ⟨m² σ(βm)σ(−βm)⟩; keeps σ(−βm) and
         σ(βm)σ(−βm) for the loss. (σ(βm) = 1 − σ(−βm) loses relative precision when tiny:
         that perturbs only the curvature, i.e. the step length, never the root.)"""
-        sig, w = self._sig, self._w
-        np.multiply(self._m, beta, out=sig)
+        if beta * self._m_bound < EXP_SAFE:
+            return self._pass(beta)
+        with np.errstate(over="ignore"):  # exp(βm) = inf: σ(−βm) = 0 exactly
+            return self._pass(beta)
+
+    def _pass(self, beta: float) -> tuple[float, float]:
+        sig, w, m, n = self._sig, self._w, self._m, self.n
+        np.multiply(m, beta, out=sig)
         np.exp(sig, out=sig)
         sig += 1.0
         np.reciprocal(sig, out=sig)  # σ(−βm) = 1 − p_y
         np.multiply(sig, sig, out=w)
         np.subtract(sig, w, out=w)  # σ(βm)σ(−βm)
         self._beta_at = beta
-        return -dot(self._m, sig) / self.n, dot(self._m2, w) / self.n
+        if n <= DOT_BLOCK:
+            return -float(np.dot(m, sig)) / n, float(np.dot(self._m2, w)) / n
+        return -dot(m, sig) / n, dot(self._m2, w) / n
 
     def _loss(self, b: float) -> float:
         """S at b from the last derivative pass, plus S'·(b − b_last) (module doc)."""
@@ -136,12 +151,30 @@ class BinaryRounds:
                 np.divide(w, q, out=w)  # −log q_y has slope −a·(dσ(βm)/db)/q_y
                 slope = scale * dot(self._m, w)
             np.log(q, out=q)
-            return -float(q.sum()) / n + slope
+            return -float(np.add.reduce(q)) / n + slope
         value = 2.0 * dot(t, t) / n  # the Brier score 2(1 − q_y)²
         if d:
             np.multiply(t, w, out=w)
             value += 4.0 * scale * dot(self._m, w)
         return value
+
+
+def _margin_bound(scores: np.ndarray, score_type: ScoreType,
+                  extremes: tuple[float, float] | None) -> float:
+    """A bound of |z₁ − z₀| over the samples from the scores' (min, max), without a pass over
+    them; inf when they are not known. Probabilities: the margin of the most extreme
+    P(class 1) as :func:`tabbench._scores.binary_margin` reads it (within its bounds); (N,)
+    logits: the largest |score|; (N, 2) logits: max − min. A bound, not the maximum: it only
+    decides whether a pass may overflow (:data:`EXP_SAFE`, which leaves a margin of 9.78 for
+    rounding)."""
+    if extremes is None:
+        return math.inf
+    lo, hi = extremes
+    if score_type == "logits":
+        return max(-lo, hi) if scores.ndim == 1 else hi - lo
+    p_lo, p_hi = p1_bounds(scores.dtype, None)
+    lo, hi = min(max(lo, p_lo), p_hi), max(min(hi, p_hi), p_lo)
+    return max(math.log((1.0 - lo) / lo), math.log(hi / (1.0 - hi)))
 
 
 class MulticlassRounds:
