@@ -384,7 +384,9 @@ def catboost_metric(kind: str = "ts_ref") -> CatBoostMetric:
     ``use_best_model=True`` select the round that minimises it).
 
     CatBoost evaluates Python metrics in Python, on the training set too (its learn-set
-    metric; the callable keeps a warm start for each set).
+    metric; the callable keeps a warm start for each set). It has no option to skip the
+    training set for a metric object: its ``hints=skip_train~true`` applies to metrics named
+    by a string, and ``metric_period`` would change which rounds early stopping sees.
 
     Parameters
     ----------
