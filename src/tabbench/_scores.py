@@ -134,7 +134,7 @@ def check_proba(p: np.ndarray, extremes: tuple[float, float] | None = None) -> n
 def p1_bounds(dtype: np.dtype, clip: float | None) -> tuple[float, float]:
     """[ε/2, 1 − ε/2] (ε: the machine epsilon of ``dtype``), or [clip, 1 − clip] if wider:
     where P(class 1) is read (:func:`proba_to_logits`)."""
-    return _p1_bounds(np.dtype(dtype), clip)
+    return _p1_bounds(dtype if isinstance(dtype, np.dtype) else np.dtype(dtype), clip)
 
 
 @lru_cache(maxsize=64)

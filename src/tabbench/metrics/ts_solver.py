@@ -132,49 +132,50 @@ def solve_log_beta_scalar(sums: Callable[[float], tuple[float, float]], b0: floa
     ``sums(β)`` = mean dNLL/dβ and d²NLL/dβ² over the samples.
     """
     bound, tol, accept = LOG_BETA_BOUND, LOG_BETA_TOL, ACCEPT_STEP
+    exp, log, nan = math.exp, math.log, math.nan  # locals: this loop runs every round
     lo, hi, lo_seen, hi_seen = -bound, bound, False, False
     b = min(max(b0, -bound), bound)
     step = step_old = 4 * bound
-    prev = math.nan  # length of the previous Newton step
+    prev = nan  # length of the previous Newton step
     for _ in range(MAX_NEWTON_ITER):
-        beta = math.exp(b)
+        beta = exp(b)
         g, h = sums(beta)
-        gb = beta * g  # dNLL/db
+        gb = beta * g
         hb = beta * beta * h + gb
         if gb > 0:
             hi, hi_seen = b, True
         else:
             lo, lo_seen = b, True
         flat = g == 0 and h == 0
-        newton_step = math.nan  # left of the optimum a Newton step in β, else in b
-        if gb <= 0 and h > 0 and beta - g / h > 0:
-            newton_step = math.log(beta - g / h) - b
+        newton_step = nan  # left of the optimum a Newton step in β, else in b
+        if gb <= 0 and h > 0:
+            beta_new = beta - g / h
+            if beta_new > 0:
+                newton_step = log(beta_new) - b
         if not math.isfinite(newton_step) and hb > 0:
             newton_step = -gb / hb
-        if not math.isfinite(newton_step):
-            newton_step = math.nan
-        if flat:  # e.g. a perfectly separable set: try the upper bound, as the bisection would
+        has_step = math.isfinite(newton_step)  # else no Newton step (NaN)
+        if flat:
             cand = bound
         else:
-            cand = min(max(b + (0.0 if math.isnan(newton_step) else newton_step), -bound), bound)
+            cand = b + newton_step if has_step else b
+            cand = bound if cand > bound else (-bound if cand < -bound else cand)
         inside = (lo < cand < hi or (cand == hi and not hi_seen and cand != b)
                   or (cand == lo and not lo_seen and cand != b))
-        fast = abs(2 * (cand - b)) <= step_old or flat
-        use_newton = math.isfinite(newton_step) or flat
-        if not (use_newton and inside and fast):
+        fast = flat or abs(2 * (cand - b)) <= step_old
+        if not ((has_step or flat) and inside and fast):
             cand = 0.5 * (lo + hi)  # bisection of the bracket
         step_old, step = step, abs(cand - b)
         at_bound = (b >= bound and gb <= 0) or (b <= -bound and gb > 0)
-        newton = use_newton and inside and fast and math.isfinite(newton_step) and not at_bound
+        newton = has_step and inside and fast and not at_bound
         if newton:  # a short Newton step is taken without evaluating its end point
             d = abs(cand - b)
-            predicted = max(d / (prev * prev), 1.0) * d * d if prev > 0 else math.inf
-            if d < accept or predicted < tol:
+            if d < accept or (prev > 0 and max(d / (prev * prev), 1.0) * d * d < tol):
                 return cand
-        small = math.isfinite(newton_step) and abs(newton_step) < tol
-        if small or at_bound or hi - lo < tol or not math.isfinite(gb):
+        if ((has_step and abs(newton_step) < tol) or at_bound or hi - lo < tol
+                or not math.isfinite(gb)):
             return b
-        prev = abs(cand - b) if newton else math.nan
+        prev = abs(cand - b) if newton else nan
         b = cand
     return b
 
