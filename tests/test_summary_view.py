@@ -14,7 +14,8 @@ import yaml
 from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, METRIC_LABEL, install_example_plugin
 from test_claims import means_frame
 
-from tabbench.settings.run_config import INVOCATION_KEYS, VIEW_KEYS
+from tabbench.settings.run_config import INVOCATION_KEYS
+from tabbench.settings.table import VIEW_KEYS
 from tabbench.summary.aggregate import aggregate_frames
 from tabbench.summary.claims import DECLARED_COLUMNS, Claim, check_claims
 from tabbench.summary.methods import BASELINE, FIG5_METHODS
