@@ -17,7 +17,7 @@ from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.core.layout import ResultsLayout
 from tabbench.data.manifest import known_names, unknown_dataset_message, ye2024_manifest
-from tabbench.report.results_folder import collect_selected, summary_frames
+from tabbench.report.redraw import collect_selected, summary_frames
 from tabbench.settings.folder import ResultsFolder
 from tabbench.settings.run_config import INVOCATION_KEYS, settle
 from tabbench.settings.schema import ConfigError, check_config

@@ -17,7 +17,7 @@ from tabbench.core.layout import ResultsLayout
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.models.registry import get_models
 from tabbench.plots import FIGURE_STEMS
-from tabbench.report.results_folder import Redraw, collect_selected, summary_frames
+from tabbench.report.redraw import Redraw, collect_selected, summary_frames
 from tabbench.report.study_description import (
     CLAIMS_CATEGORY,
     DESCRIPTION_FILE,

@@ -217,7 +217,7 @@ def test_the_command_line_takes_the_view_and_refuses_an_unknown_method(tmp_path,
 
 def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_path):
     from tabbench.core.layout import ResultsLayout
-    from tabbench.report.results_folder import Redraw, collect_selected, summary_frames
+    from tabbench.report.redraw import Redraw, collect_selected, summary_frames
 
     results = tmp_path / "results"
     sel = _selected()

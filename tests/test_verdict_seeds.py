@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tabbench.report.page_tables import page_inputs, rope_table
-from tabbench.report.results_folder import collect_selected
+from tabbench.report.redraw import collect_selected
 from tabbench.settings.folder import ResultsFolder
 from tabbench.summary import comparisons as cmp
 from tabbench.summary.aggregate import LARGE_ROWS

@@ -7,7 +7,7 @@
 # Replay files are *planned* (missing ones retrained) only when this invocation asks for the
 # target `replay` or `diagnostics`; then the regenerate job waits for them. Under any other
 # target (`figures`, `report`, `all`) the regenerate job uses the replay files present as they
-# are (tabbench.report.results_folder.regenerate_inputs; the fresh ones, newer than their runs file,
+# are (tabbench.report.redraw.regenerate_inputs; the fresh ones, newer than their runs file,
 # are drawn) and no replay is scheduled.
 from snakemake.exceptions import IncompleteCheckpointException
 

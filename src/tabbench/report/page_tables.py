@@ -51,7 +51,7 @@ from tabbench.diagnostics.selection_bias import MAIN_TARGET
 from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.models.registry import model_label, order_models
 from tabbench.report.publish import is_published, read_manifest
-from tabbench.report.results_folder import collect_selected, summary_frames
+from tabbench.report.redraw import collect_selected, summary_frames
 from tabbench.settings.folder import ResultsFolder
 from tabbench.study.status import hours_text
 from tabbench.summary.claims import CLAIMS, VERDICT_LEGEND, check_claims, reproduction_table
@@ -77,7 +77,7 @@ ALL_DATASETS_METHODS = ("TS-Ref.+TS", "Logloss", "Accuracy+TS")
 @dataclass(frozen=True)
 class PageInputs:
     """What a generated table is computed from: the summary frames of a results folder
-    (:func:`tabbench.report.results_folder.summary_frames`), its selected rows and "large"
+    (:func:`tabbench.report.redraw.summary_frames`), its selected rows and "large"
     threshold."""
 
     frames: Mapping[str, Any]

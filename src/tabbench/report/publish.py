@@ -153,7 +153,7 @@ def _other_rules(pair, patience: object) -> bool:
     """Whether ``pair``'s selected file holds other stopping rules than the folder's setting
     asks for, or lacks a column of :data:`tabbench.summary.select.LATER_COLUMNS`, while its
     runs are there: the summary then
-    selected it again in memory (:func:`tabbench.report.results_folder.collect_selected`), and
+    selected it again in memory (:func:`tabbench.report.redraw.collect_selected`), and
     so does the copy."""
     from tabbench.summary.aggregate import load_selected
     from tabbench.summary.stopping_rules import rule_choices, selected_choices

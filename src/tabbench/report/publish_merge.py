@@ -63,7 +63,7 @@ from tabbench.report.publish import (
     is_published,
     read_manifest,
 )
-from tabbench.report.results_folder import Redraw, regenerate
+from tabbench.report.redraw import Redraw, regenerate
 from tabbench.settings.folder import ResultsFolder
 from tabbench.settings.run_config import INVOCATION_KEYS
 from tabbench.summary.aggregate import SUMMARY_FILES
@@ -277,7 +277,7 @@ def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: 
 def _keep_balance(first: Path, second: Path, summary: Path) -> None:
     """The class balance both copies' summaries kept (``heterogeneity.parquet``), where the
     summary of the merged copy reads it (a copy has no data folder to read it again:
-    :func:`tabbench.report.results_folder.folder_balance`)."""
+    :func:`tabbench.report.redraw.folder_balance`)."""
     name = SUMMARY_FILES["heterogeneity"]
     kept = [pd.read_parquet(p).reindex(columns=BALANCE_COLUMNS).dropna()
             for p in (Path(ResultsLayout(c).summary(name)) for c in (first, second))

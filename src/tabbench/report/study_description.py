@@ -4,7 +4,7 @@
 statement, workflow/rules/report.smk), which would otherwise be a bare graph of rule names. The
 description must come from the folder itself — the settings it was produced with
 (``run_config.yaml``), what it holds, the claims checked on it — so the regenerate job
-(:func:`tabbench.report.results_folder.regenerate`) writes it as reStructuredText into the summary
+(:func:`tabbench.report.redraw.regenerate`) writes it as reStructuredText into the summary
 folder (:data:`DESCRIPTION_FILE`), and the report points at that file:
 
 - what ran: preset, models, the datasets with results, splits, each model's configs and their
