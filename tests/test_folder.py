@@ -218,3 +218,14 @@ def test_the_search_for_readers_finds_each_way_of_reading(line):
 ])
 def test_the_search_for_readers_leaves_prose_alone(line):
     assert not _READS.search(line)
+
+
+def test_an_opened_folder_is_its_path_and_is_not_opened_again(tmp_path):
+    """A caller that opened the folder passes it down where a path is taken: the functions
+    below open it again for free (the same object, the file read once)."""
+    _write(tmp_path / "results", "preset: demo\n")
+    folder = ResultsFolder.open(tmp_path / "results")
+    assert ResultsFolder.open(folder) is folder
+    assert os.fspath(folder) == str(folder) == os.fspath(tmp_path / "results")
+    assert Path(folder) / "runs" == tmp_path / "results" / "runs"
+    assert ResultsLayout(folder).run_config == folder.settings_file

@@ -98,10 +98,10 @@ def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
     """The inputs of every generated table from the results folder ``results`` (a study's or a
     published copy), read with the folder's own settings."""
 
-    selected, _ = collect_selected(results, jobs)
-    frames, large_rows = summary_frames(results, selected)
+    folder = ResultsFolder.open(results)  # read once: every step below asks it
+    selected, _ = collect_selected(folder, jobs)
+    frames, large_rows = summary_frames(folder, selected)
     selected = best_rows(selected)  # the paper's rule: what the pairs and the ROPE table read
-    folder = ResultsFolder.open(results)
     models = folder.models
     regret = Path(ResultsLayout(results).diagnostics_dir) / DIAGNOSTIC_TABLE_FILES["regret"]
     return PageInputs(frames, selected, large_rows, models,

@@ -87,7 +87,7 @@ def _newest_input(pair) -> float:
     return max(Path(f).stat().st_mtime for f in files)
 
 
-def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path], Path]],
+def _plan(results: ResultsFolder) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path], Path]],
                                   dict[str, str]]:
     """(source, relative target) of every file to copy but the settings (written by
     :meth:`tabbench.settings.folder.ResultsFolder.copy_settings`); (runs files, relative
@@ -187,7 +187,7 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
 
     results, out = Path(results), Path(out)
     folder = ResultsFolder.open(results)
-    files, to_select, left_out = _plan(results)
+    files, to_select, left_out = _plan(folder)
     settings_file = Path(folder.settings_file)
     total = sum(src.stat().st_size for src, _ in files) + (
         settings_file.stat().st_size if folder.has_settings else 0)

@@ -278,6 +278,7 @@ def regenerate(results: str | Path, out: str | Path, redraw: Redraw | None = Non
     where the class balance is read (:func:`folder_balance`)."""
     from tabbench.plots import make_figures
 
+    results = ResultsFolder.open(results)  # read once: every step below asks it
     t0 = time.perf_counter()
     patience = FOLDER if redraw is None else redraw.patience
     selected, counts = collect_selected(results, jobs, reselect, patience)

@@ -162,7 +162,10 @@ class ModelRun:
 @dataclass(frozen=True)
 class ResultsFolder:
     """A results folder and its settings, read once (module docstring). Open one with
-    :meth:`open`; what it read does not follow later writes to the file."""
+    :meth:`open`; what it read does not follow later writes to the file. It is a path (its
+    root, ``os.fspath``), so a function that takes a results folder's path takes the opened
+    folder too, and a caller that opened it passes it down instead of its path: the file is
+    read once, whatever the functions below ask of it."""
 
     #: where each of its files is
     layout: ResultsLayout
@@ -172,15 +175,24 @@ class ResultsFolder:
     text: str | None = field(default=None, repr=False)
 
     @classmethod
-    def open(cls, path: PathLike) -> ResultsFolder:
+    def open(cls, path: PathLike | ResultsFolder) -> ResultsFolder:
         """The folder at ``path`` (which need not exist yet: a study about to start), its
-        settings read now. Raises :class:`FolderError` for an unreadable settings file."""
+        settings read now; ``path`` itself where it is an opened folder already. Raises
+        :class:`FolderError` for an unreadable settings file."""
+        if isinstance(path, ResultsFolder):
+            return path
         layout = ResultsLayout(path)
         file = Path(layout.run_config)
         recorded = _read(file)
         return cls(layout, recorded, file.read_text() if recorded is not None else None)
 
     # --- where -------------------------------------------------------------------------------
+
+    def __fspath__(self) -> str:
+        return self.layout.root
+
+    def __str__(self) -> str:  # in a message, the folder is its path
+        return self.layout.root
 
     @property
     def root(self) -> Path:
