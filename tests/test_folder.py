@@ -176,7 +176,7 @@ def test_each_shipped_copy_reads_each_models_configs_and_epochs(copy):
 
 #: where the file is named as a path (not in prose): the layout's attribute or constant, the
 #: file name as a string of its own, or a reader of its own
-_READS = re.compile(r"(?<!settings)\.run_config\b(?!\.)|\bRUN_CONFIG\b|read_run_config"
+_READS = re.compile(r"(?<!settings)\.run_config\b|\bRUN_CONFIG\b|read_run_config"
                     r"|[\"']run_config\.yaml[\"']")
 #: the module that owns the file, and the layout that names its path
 _OWNERS = {"src/tabbench/settings/folder.py", "src/tabbench/core/layout.py"}
