@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tabbench.report.results_folder import discover
+from tabbench.report.redraw import discover
 from tabbench.summary.select import EPOCH_TIES, read_records, select_table
 from tabbench.summary.tables import LARGE_ROWS
 

@@ -15,7 +15,7 @@ from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 
 from tabbench.data.class_balance import balance_of, class_balance
 from tabbench.report.publish import publish
-from tabbench.report.results_folder import Redraw, regenerate
+from tabbench.report.redraw import Redraw, regenerate
 from tabbench.summary.aggregate import read_summary
 from tabbench.summary.claims import check_claims
 from tabbench.summary.heterogeneity import HETEROGENEITY_COLUMNS, heterogeneity_table

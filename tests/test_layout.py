@@ -18,9 +18,7 @@ from tabbench.core.layout import (
     ResultsLayout,
     complete_results,
     failures_path,
-    folder_n_splits,
     part_dir,
-    read_run_config,
     rebuild_hint,
     runs_file,
 )
@@ -105,7 +103,7 @@ def folder(tmp_path) -> Path:
 
 
 def test_complete_results_is_one_rule(folder):
-    got = {(c.model, c.dataset): c for c in complete_results(folder)}
+    got = {(c.model, c.dataset): c for c in complete_results(folder, None)}
     assert sorted(got) == [("mlp", "fresh"), ("mlp", "redone"), ("mlp", "stale"),
                            ("realmlp", "shipped"), ("xgboost", "full")]
     assert ("xgboost", "partial") not in got  # some splits only: neither trained nor shown
@@ -118,12 +116,11 @@ def test_complete_results_is_one_rule(folder):
     assert got["realmlp", "shipped"].runs == [] and got["realmlp", "shipped"].selected_is_fresh()
 
 
-def test_splits_required_come_from_run_config_else_the_folder(folder):
-    assert folder_n_splits(folder) == 2  # the most splits any pair has
-    Path(ResultsLayout(folder).run_config).write_text("preset: demo\nn_splits: 3\n")
-    assert read_run_config(folder) == {"preset": "demo", "n_splits": 3}
-    assert folder_n_splits(folder) == 3
-    got = {(c.model, c.dataset) for c in complete_results(folder)}
+def test_the_splits_required_are_the_callers_else_the_most_any_pair_has(folder):
+    """The folder's own number (its settings) is :class:`tabbench.settings.folder.ResultsFolder`'s
+    to give (tests/test_folder.py); without one, the most splits any pair has (2 here)."""
+    assert complete_results(folder, None) == complete_results(folder, 2)
+    got = {(c.model, c.dataset) for c in complete_results(folder, 3)}
     # with 3 splits required only the selected files are complete
     assert got == {("mlp", "fresh"), ("mlp", "redone"), ("mlp", "stale"), ("realmlp", "shipped")}
     assert {(c.model, c.dataset) for c in complete_results(folder, n_splits=1)} >= {
@@ -131,9 +128,7 @@ def test_splits_required_come_from_run_config_else_the_folder(folder):
 
 
 def test_empty_or_absent_folder(tmp_path):
-    assert complete_results(tmp_path / "nothing") == []
-    assert folder_n_splits(tmp_path / "nothing") is None
-    assert read_run_config(tmp_path / "nothing") is None
+    assert complete_results(tmp_path / "nothing", None) == []
 
 
 def test_runs_files_and_part_files_are_named_and_parsed_in_one_place(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tabbench.core.layout import ResultsLayout
 from tabbench.report.page_tables import (
     PageInputs,
     baseline_table,
@@ -21,6 +22,7 @@ from tabbench.report.page_tables import (
     what_ran_table,
     with_tables,
 )
+from tabbench.settings.folder import ResultsFolder
 
 
 def _page(*names: str) -> str:
@@ -283,7 +285,10 @@ def test_the_what_ran_table_gives_each_model_and_regime_its_pairs_configs_and_ep
                          "n_rows": n_rows, "split": split, "n_candidates": 30})
     rows.append({"model": "mlp", "regime": "default", "dataset": "adult", "n_rows": 48_842,
                  "split": 0, "n_candidates": 1})
-    settings = {"epochs": {"xgboost_default": 100, "xgboost_tuned": 1000, "mlp": 256}}
+    # a partial settings file: the epochs it gives, the rest the preset's
+    settings = ResultsFolder(ResultsLayout("results"), {
+        "preset": "demo",
+        "epochs": {"xgboost_default": 100, "xgboost_tuned": 1000, "mlp": 256}})
     lines = what_ran_table(pd.DataFrame(rows), 10_000, settings).splitlines()
     assert lines[2:] == ["| XGBoost | default | 2 | 1 | 2–3 | 1 | 100 |",
                          "| XGBoost | tuned | 2 | 1 | 2–3 | 30 | 1000 |",

@@ -15,7 +15,7 @@ import pytest
 from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 
 from tabbench.plots import FIGURE_STEMS, figure_files, figure_function, make_figures
-from tabbench.report.results_folder import collect_selected
+from tabbench.report.redraw import collect_selected
 from tabbench.summary.aggregate import aggregate, aggregate_frames, read_summary
 from tabbench.summary.select import write_selected
 

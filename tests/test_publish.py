@@ -15,7 +15,7 @@ from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 from tabbench import cli
 from tabbench.diagnostics.tables import read_diagnostics
 from tabbench.report.publish import PublishError, is_published, publish, read_manifest
-from tabbench.report.results_folder import Redraw, regenerate
+from tabbench.report.redraw import Redraw, regenerate
 from tabbench.summary.aggregate import read_summary
 from tabbench.summary.select import write_selected
 
@@ -134,7 +134,7 @@ def test_a_selection_made_for_the_copy_or_the_summary_follows_the_folders_tie_ru
                                                                                  tmp_path):
     """A folder whose run_config.yaml says epoch_ties: last is selected again (for its summary
     and for the copy) with that rule, as its select rule would: not with the default."""
-    from tabbench.report.results_folder import collect_selected
+    from tabbench.report.redraw import collect_selected
     from tabbench.summary.select import select_files
 
     folder = tmp_path / "study"

@@ -17,7 +17,7 @@ from tabbench.diagnostics.tables import read_diagnostics
 from tabbench.report.page_tables import progress_table
 from tabbench.report.publish import PublishError, publish, read_manifest
 from tabbench.report.publish_merge import Take, merge_published
-from tabbench.report.results_folder import Redraw, regenerate
+from tabbench.report.redraw import Redraw, regenerate
 from tabbench.summary.aggregate import read_summary
 from tabbench.summary.select import write_selected
 

@@ -55,7 +55,7 @@ def test_the_shipped_copy_extends_the_lost_folders_copy_as_published():
 def test_the_page_tables_are_what_the_shipped_results_give(tmp_path):
     """The page's own regeneration command, run on a copy of the page, changes nothing: each
     generated table is what tabbench.report.page_tables computes from the shipped results with their
-    own settings (tabbench.report.results_folder.summary_frames)."""
+    own settings (tabbench.report.redraw.summary_frames)."""
     assert set(names_in(PAGE.read_text())) == {"claims", "complete_pairs", "progress",
                                                 "all_datasets", "ranks", "regret", "rope"}
     page = tmp_path / "reproduction.md"

@@ -188,7 +188,7 @@ def test_the_selected_file_of_a_restopped_pair_is_written_again(study):
     """A re-stop changes runs files in place: the selected file of their (model, dataset) is
     written again, with the new column's method, so selected/ never lags behind the runs files
     (nor does the next snakemake plan a select job for it)."""
-    from tabbench.core.layout import complete_results
+    from tabbench.settings.folder import ResultsFolder
     from tabbench.summary.select import write_selected
 
     results = study / "results"
@@ -205,7 +205,8 @@ def test_the_selected_file_of_a_restopped_pair_is_written_again(study):
     report = restop.restop_folder(results, study / "data", progress=io.StringIO())
     assert report["counts"][restop.ADDED] == 1 and report["reselected"] == 1
     assert "auroc" in split1_methods()
-    pair = next(r for r in complete_results(results) if r.model == "xgboost")
+    pair = next(r for r in ResultsFolder.open(results).complete_results()
+                if r.model == "xgboost")
     assert pair.selected == selected and pair.selected_is_fresh()
     # nothing changed: nothing written
     again = restop.restop_folder(results, study / "data", progress=io.StringIO())

@@ -192,7 +192,7 @@ def test_a_folder_reselects_the_pairs_whose_selected_files_hold_other_patiences(
 
     from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
-    from tabbench.report.results_folder import collect_selected
+    from tabbench.report.redraw import collect_selected
     from tabbench.summary.select import write_selected
     from tabbench.summary.stopping_rules import RuleChoice, selected_choices
 

@@ -15,20 +15,20 @@ import pytest
 import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
-from tabbench.core.layout import ResultsLayout, read_run_config
+from tabbench.core.layout import ResultsLayout
 from tabbench.data.manifest import known_names, unknown_dataset_message, ye2024_manifest
-from tabbench.report.results_folder import collect_selected, summary_frames
-from tabbench.settings.run_config import (
-    INVOCATION_KEYS,
-    folder_settings,
-    remember,
-    settle,
-    with_defaults,
-)
+from tabbench.report.redraw import collect_selected, summary_frames
+from tabbench.settings.folder import ResultsFolder
+from tabbench.settings.run_config import INVOCATION_KEYS, settle
 from tabbench.settings.schema import ConfigError, check_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+
+
+def remember(results, config) -> bool:
+    """Write the folder's settings as the workflow's start hook does."""
+    return ResultsFolder.open(results).remember(config)
 
 
 def _defaults(results: Path) -> dict:
@@ -178,7 +178,7 @@ def test_a_folder_from_before_run_config_keeps_its_summarys_large_threshold(tmp_
     assert res.stored is None and res.config["figures_large_rows"] == 3000 and res.notes
     assert settle(_defaults(results), {"preset": "smoke"}, SCHEMA).config[
         "figures_large_rows"] == 1500
-    assert folder_settings(results).large_rows == 3000
+    assert ResultsFolder.open(results).redraw_settings.large_rows == 3000
 
 
 @pytest.mark.parametrize(("preset", "leakage"), [("paper", "report"), ("demo", "drop"),
@@ -203,7 +203,7 @@ def test_a_folder_whose_settings_lack_the_leakage_key_runs_as_it_did(tmp_path, p
     del stored["leakage"]
     path.write_text(yaml.safe_dump(stored))
     assert settle(_defaults(results), {}, SCHEMA).config["leakage"] == "drop"
-    assert with_defaults(read_run_config(results))["leakage"] == "report"
+    assert ResultsFolder.open(results).settings_with_defaults()["leakage"] == "report"
     stored["leakage"] = "report"
     path.write_text(yaml.safe_dump(stored))
     assert settle(_defaults(results), {}, SCHEMA).config["leakage"] == "report"
@@ -220,11 +220,11 @@ def test_remember_writes_once_atomically_and_never_over_a_file(tmp_path):
     for t in threads:
         t.join()
     assert sorted(outcomes) == [False] * 7 + [True]
-    stored = read_run_config(results)
+    stored = ResultsFolder.open(results).recorded
     assert stored == {**{k: v for k, v in cfg.items() if k != "results_dir"},
                       "data_dir_from_results": cfg["data_dir"]}  # absolute: as given
     assert not remember(results, {**cfg, "preset": "paper"})
-    assert read_run_config(results)["preset"] == "smoke"
+    assert ResultsFolder.open(results).recorded["preset"] == "smoke"
     assert [p.name for p in results.iterdir()] == ["run_config.yaml"]  # no temp file left
 
 
@@ -243,9 +243,9 @@ def test_a_folder_that_cannot_be_written_is_one_line(tmp_path):
 
 def test_folder_settings_read_run_config(tmp_path):
     results = tmp_path / "results"
-    assert folder_settings(results).large_rows is None
+    assert ResultsFolder.open(results).redraw_settings.large_rows is None
     remember(results, settle(_defaults(results), {"preset": "demo"}, SCHEMA).config)
-    fs = folder_settings(results)
+    fs = ResultsFolder.open(results).redraw_settings
     assert (fs.large_rows, fs.n_splits) == (3000, 2)
     assert fs.source.endswith("run_config.yaml")
 
@@ -263,14 +263,14 @@ def test_the_tie_rule_is_a_study_setting_with_one_set_of_values(tmp_path):
     results = tmp_path / "results"
     remember(results, settle(_defaults(results), {"preset": "demo", "epoch_ties": "last"},
                              SCHEMA).config)
-    assert folder_settings(results).epoch_ties == "last"
+    assert ResultsFolder.open(results).redraw_settings.epoch_ties == "last"
     assert settle(_defaults(results), {}, SCHEMA).config["epoch_ties"] == "last"
     with pytest.raises(ConfigError, match="epoch_ties: folder 'last', asked 'first'"):
         settle(_defaults(results), {"epoch_ties": "first"}, SCHEMA)
     old = tmp_path / "old"
     old.mkdir()
     (old / "run_config.yaml").write_text(yaml.safe_dump({"preset": "demo"}))
-    assert folder_settings(old).epoch_ties == DEFAULT_EPOCH_TIES
+    assert ResultsFolder.open(old).redraw_settings.epoch_ties == DEFAULT_EPOCH_TIES
 
 
 def test_the_patiences_are_a_redraw_setting_checked_like_the_others(tmp_path):
@@ -284,7 +284,7 @@ def test_the_patiences_are_a_redraw_setting_checked_like_the_others(tmp_path):
     with pytest.raises(ConfigError, match="'patience': unknown model 'catboost'"):
         settle(_defaults(results), {"patience": {"catboost": [5]}}, SCHEMA)
     remember(results, settle(_defaults(results), {"preset": "smoke"}, SCHEMA).config)
-    assert folder_settings(results).patience == [1, 2]  # the smoke preset's
+    assert ResultsFolder.open(results).redraw_settings.patience == [1, 2]  # the smoke preset's
     asked = settle(_defaults(results), {"patience": ["10", "50"]}, SCHEMA)  # as --config
     assert asked.config["patience"] == [10, 50]
     mapping = settle(_defaults(results), {"patience": {"mlp": ["4"], "xgboost": "null"}},
@@ -293,7 +293,7 @@ def test_the_patiences_are_a_redraw_setting_checked_like_the_others(tmp_path):
     assert settle(_defaults(results), {}, SCHEMA).config["patience"] == [1, 2]
     paper = tmp_path / "paper"
     remember(paper, settle(_defaults(paper), {"preset": "paper"}, SCHEMA).config)
-    assert folder_settings(paper).patience is None  # each model's defaults
+    assert ResultsFolder.open(paper).redraw_settings.patience is None  # each model's defaults
 
 
 # --- dataset names -------------------------------------------------------------------------
@@ -355,7 +355,7 @@ def test_a_large_threshold_of_0_makes_every_dataset_large(tmp_path):
                             epochs={"xgboost": (6, 6)})
     Path(ResultsLayout(results).run_config).write_text(yaml.safe_dump(
         {"preset": "demo", "n_splits": 2, "models": ["xgboost"], "figures_large_rows": 0}))
-    assert folder_settings(results).large_rows == 0
+    assert ResultsFolder.open(results).redraw_settings.large_rows == 0
     selected, _ = collect_selected(results, jobs=1)
     frames, large_rows = summary_frames(results, selected)
     assert large_rows == 0 and frames["meta"]["large_rows"] == 0

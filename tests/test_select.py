@@ -254,7 +254,7 @@ def test_a_cached_selection_without_the_later_columns_is_selected_again_where_ru
 
     from fixtures.synthetic import write_synthetic_results
 
-    from tabbench.report.results_folder import collect_selected
+    from tabbench.report.redraw import collect_selected
     from tabbench.summary.select import lacks_columns
 
     results = tmp_path / "results"

@@ -21,8 +21,8 @@ from tabbench.core.layout import DataLayout, ResultsLayout, part_configs
 from tabbench.data.pipeline import SUMMARY_COLUMNS
 from tabbench.models.mlp import MLPTrainer
 from tabbench.models.registry import get_trainer
+from tabbench.settings.folder import ResultsFolder
 from tabbench.settings.presets import resolve_config
-from tabbench.settings.run_config import remember
 from tabbench.study import cost_model
 from tabbench.study import status as status_module
 from tabbench.study.status import (
@@ -43,6 +43,11 @@ EPOCHS = {"xgboost_default": 3, "xgboost_tuned": 4, "mlp": 2}
 PAUSE_S = 0.15
 N_CONFIGS = {"xgboost": 2, "mlp": 1}
 N_SPLITS = 2
+
+
+def remember(results, config) -> bool:
+    """Write the folder's settings as the workflow's start hook does."""
+    return ResultsFolder.open(results).remember(config)
 
 
 class _Paused:
@@ -218,8 +223,7 @@ def test_status_plans_from_the_folders_own_data_whatever_the_working_directory(
     status = study_status(results)
     assert status.data_dir == str(theirs) and status.n_datasets == 2
     assert status.models[0].planned == 2  # 2 datasets x 1 split (smoke)
-    assert find_data_dir(results, yaml.safe_load(Path(ResultsLayout(results).run_config)
-                                                 .read_text())) == (theirs, [])
+    assert find_data_dir(ResultsFolder.open(results)) == (theirs, [])
 
 
 def test_a_partial_run_config_takes_the_defaults_and_never_the_working_directorys_data(

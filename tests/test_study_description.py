@@ -8,14 +8,16 @@ import re
 from pathlib import Path
 
 import docutils.core
+import pandas as pd
 import pytest
 import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
 from tabbench.core.layout import ResultsLayout
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
+from tabbench.models.registry import get_models
 from tabbench.plots import FIGURE_STEMS
-from tabbench.report.results_folder import Redraw, collect_selected, summary_frames
+from tabbench.report.redraw import Redraw, collect_selected, summary_frames
 from tabbench.report.study_description import (
     CLAIMS_CATEGORY,
     DESCRIPTION_FILE,
@@ -24,6 +26,7 @@ from tabbench.report.study_description import (
     markdown_table_rst,
     write_description,
 )
+from tabbench.settings.folder import ModelRun, ResultsFolder
 
 LINK = re.compile(r"`([^`<>]+)`_")
 
@@ -79,9 +82,11 @@ def test_the_page_says_what_ran_at_which_scale_from_the_folder(described):
     for i in range(6):
         assert f"ds\\_{i}" in rst  # names escaped: no RST reference read into them
     assert "- **Splits**: 2 per dataset" in rst
-    # the epochs of the models this folder trained, not of every registered one
-    assert "- **Epochs** (at most): xgboost\\_default 20, xgboost\\_tuned 20\n" in rst
-    assert "the default and 3 random draws" in rst
+    # the configs and epochs of the models this folder trained, not of every registered one
+    assert ("- **Configs and epochs** per (model, dataset, split):\n\n"
+            "  - XGBoost: the default config (20 boosting rounds) and 3 random draws of its "
+            "search space (20 boosting rounds each)\n\n- **Seed**") in rst
+    assert "MLP" not in rst.split("At which scale")[0]
     assert "**Datasets**: 6, of which 4 large (at least 10,000 rows" in rst
     assert "**Runs files** (one training job each: model × dataset × split): 12" in rst
 
@@ -129,27 +134,69 @@ def test_a_folder_without_run_config_is_described_from_its_results(tmp_path):
     _parse(rst, set(LINK.findall(rst)))
 
 
-@pytest.mark.parametrize("copy", ["bundled", "large"])
-def test_what_ran_states_each_models_configs_of_a_shipped_copy(copy):
+SHIPPED = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+def _shipped_selected(copy: str) -> pd.DataFrame:
+    return pd.concat([pd.read_parquet(p, columns=["model", "dataset", "split", "regime",
+                                                  "n_candidates"])
+                      for p in sorted((SHIPPED / copy / "selected").glob("*/*.parquet"))])
+
+
+@pytest.mark.parametrize("copy", sorted(p.name for p in SHIPPED.iterdir()
+                                        if (p / "run_config.yaml").is_file()))
+def test_what_ran_states_each_models_configs_and_epochs_of_a_shipped_copy(copy):
     """The shipped studies record ``n_configs`` per model (the boosters tuned, the networks at
-    their default): the page states each model's draws instead of "not recorded"."""
-    from tabbench.report.study_description import _configs_text
+    their default) or as one number: the page states, per model with results, its random draws
+    and the epochs of its default and random configs as the copy's settings give them, and
+    those agree with what its selections compared (one config in the default regime, the
+    draws in the tuned one, on the datasets that have it)."""
+    from tabbench.report.study_description import _what_ran
 
-    root = Path(__file__).resolve().parents[1] / "docs" / "results" / copy
-    n_configs = yaml.safe_load((root / "run_config.yaml").read_text())["n_configs"]
-    assert isinstance(n_configs, dict)
-    text = _configs_text(n_configs, ["xgboost", "mlp", "realmlp", "lightgbm"])
+    folder = ResultsFolder.open(SHIPPED / copy)
+    recorded = yaml.safe_load((SHIPPED / copy / "run_config.yaml").read_text())
+    selected = _shipped_selected(copy)
+    text = "\n".join(_what_ran(folder, selected))
     assert "not recorded" not in text
-    for model, n in n_configs.items():
-        expected = "the default only" if n == 0 else f"the default and {n} random draws"
-        label = {"xgboost": "XGBoost", "mlp": "MLP", "realmlp": "RealMLP",
-                 "lightgbm": "LightGBM"}[model]
-        assert f"{label} {expected}" in text
+    models = selected["model"].unique()
+    for model in models:
+        spec = get_models()[model]
+        n = recorded["n_configs"]
+        n = n[model] if isinstance(n, dict) else n
+        first, rest = (recorded["epochs"][k] for k in spec.epochs_keys)
+        rows = selected[selected["model"] == model]
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"  - {spec.label}: "))
+        default = f"{first:,} {spec.epoch_name}" + ("" if first == 1 else "s")
+        if n == 0:
+            assert line.endswith(f"the default config only ({default})"), line
+            assert set(rows["regime"]) == {"default"}
+        else:
+            random = f"{rest:,} {spec.epoch_name}" + ("" if rest == 1 else "s")
+            assert (f"the default config ({default}) and {n} random draws of its search "
+                    f"space ({random} each)") in line, line
+            tuned = rows[rows["regime"] == "tuned"]
+            assert set(tuned["n_candidates"]) == {n}
+            assert (f"on {tuned['dataset'].nunique()} of its {rows['dataset'].nunique()} "
+                    "datasets" in line) == (tuned["dataset"].nunique()
+                                            < rows["dataset"].nunique()), line
+        assert set(rows.loc[rows["regime"] == "default", "n_candidates"]) == {1}
+    # the models of its settings without results here are named as such, and not described
+    others = set(recorded["models"]) - set(models)
+    assert ("the others have no results here" in text) == bool(others)
+    for model in others:
+        assert f"  - {get_models()[model].label}: " not in text
 
 
-def test_configs_text_reads_one_number_for_every_model():
-    from tabbench.report.study_description import _configs_text
+def test_a_model_the_settings_do_not_give_configs_for_is_not_recorded():
+    from tabbench.report.study_description import _model_run_text
 
-    assert _configs_text(3, ["xgboost"]) == "the default and 3 random draws of the search space"
-    assert _configs_text(0, ["xgboost"]) == "the default only"
-    assert _configs_text(None, ["xgboost"]) == "not recorded"
+    rows = pd.DataFrame({"dataset": ["a"], "regime": ["default"]})
+    assert _model_run_text(ModelRun("x", None, 5, None), rows) == (
+        "configs not recorded (the default config: 5 epochs)")
+    assert _model_run_text(ModelRun("x", 0, None, None, "boosting round"), rows) == (
+        "the default config only (epochs not recorded)")
+    assert _model_run_text(ModelRun("x", 2, 1, 3), rows) == (
+        "the default config (1 epoch) and 2 random draws of its search space (3 epochs each)"
+        ", on 0 of its 1 datasets (the others: the default config only)")
+
+

@@ -14,7 +14,8 @@ import yaml
 from fixtures.plugin_dists import METRIC_GROUP, METRIC_ID, METRIC_LABEL, install_example_plugin
 from test_claims import means_frame
 
-from tabbench.settings.run_config import INVOCATION_KEYS, VIEW_KEYS
+from tabbench.settings.run_config import INVOCATION_KEYS
+from tabbench.settings.table import VIEW_KEYS
 from tabbench.summary.aggregate import aggregate_frames
 from tabbench.summary.claims import DECLARED_COLUMNS, Claim, check_claims
 from tabbench.summary.methods import BASELINE, FIG5_METHODS
@@ -216,7 +217,7 @@ def test_the_command_line_takes_the_view_and_refuses_an_unknown_method(tmp_path,
 
 def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_path):
     from tabbench.core.layout import ResultsLayout
-    from tabbench.report.results_folder import Redraw, collect_selected, summary_frames
+    from tabbench.report.redraw import Redraw, collect_selected, summary_frames
 
     results = tmp_path / "results"
     sel = _selected()

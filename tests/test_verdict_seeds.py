@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tabbench.report.page_tables import page_inputs, rope_table
-from tabbench.report.results_folder import collect_selected
-from tabbench.settings.run_config import folder_settings
+from tabbench.report.redraw import collect_selected
+from tabbench.settings.folder import ResultsFolder
 from tabbench.summary import comparisons as cmp
 from tabbench.summary.aggregate import LARGE_ROWS
 from tabbench.summary.claims import DECIDES, judge
@@ -100,7 +100,7 @@ def test_no_seed_flips_the_large_headline_at_any_rope(monkeypatch):
     of its probabilities lie near a threshold (the copy decides which), 20 seeds give every
     cell the same verdict; where one does, the test draws more there, as the claims do."""
     results = REPO / "docs" / "results" / "large"
-    settings = folder_settings(results)
+    settings = ResultsFolder.open(results).redraw_settings
     selected = best_rows(collect_selected(results, jobs=1)[0])
     large_rows = LARGE_ROWS if settings.large_rows is None else settings.large_rows
     rope = cmp.ROPE_PERCENT if settings.rope_percent is None else settings.rope_percent

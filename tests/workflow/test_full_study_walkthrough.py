@@ -29,8 +29,8 @@ from fixtures.synthetic import DEMO_DATASETS, write_synthetic_results
 from workspace import REPO, Workspace, job_stats
 
 from tabbench.data.manifest import demo_manifest
+from tabbench.settings.folder import ResultsFolder
 from tabbench.settings.presets import PRESETS, resolve_config
-from tabbench.settings.run_config import remember
 
 PAGE = REPO / "docs" / "full-study.md"
 MARK = "<!-- full-study-walkthrough -->"
@@ -56,6 +56,11 @@ snakemake() {
 }
 python() { "$PYTHON" "$@"; }
 """
+
+
+def remember(results, config) -> bool:
+    """Write the folder's settings as the workflow's start hook does."""
+    return ResultsFolder.open(results).remember(config)
 
 
 def walkthrough_blocks(text: str) -> list[str]:

@@ -15,7 +15,8 @@ import yaml
 
 from tabbench.core.layout import DataLayout, ResultsLayout
 from tabbench.settings.schema import ConfigError
-from tabbench.settings.run_config import remember, settle
+from tabbench.settings.folder import ResultsFolder
+from tabbench.settings.run_config import settle
 from tabbench.study.targets import plan_drawing
 
 
@@ -53,7 +54,7 @@ DATA_LAYOUT = DataLayout(DATA)
 RESULTS_LAYOUT = ResultsLayout(RESULTS)
 # where the folder's study is declared: its run_config.yaml, or (a folder without one) None:
 # config.yaml and the command line
-STUDY_SETTINGS_FILE = RESULTS_LAYOUT.run_config if SETTLED.stored is not None else None
+STUDY_SETTINGS_FILE = SETTLED.path if SETTLED.stored is not None else None
 
 
 class NotARerunTrigger:
@@ -108,12 +109,12 @@ def remember_run_config():
     that only draws figures from a folder without run_config.yaml)."""
     if SETTLED.stored is None and not drawing().trains_nothing:
         try:
-            written = remember(RESULTS, CFG)
+            written = ResultsFolder.open(RESULTS).remember(CFG)
         except ConfigError as e:  # a read-only results folder: one line, no job started
             sys.exit(str(e))
         if written:
             print(
-                f"tabbench: wrote {RESULTS_LAYOUT.run_config} (this folder's settings)",
+                f"tabbench: wrote {SETTLED.path} (this folder's settings)",
                 file=sys.stderr,
             )
 

@@ -7,11 +7,12 @@
 # Replay files are *planned* (missing ones retrained) only when this invocation asks for the
 # target `replay` or `diagnostics`; then the regenerate job waits for them. Under any other
 # target (`figures`, `report`, `all`) the regenerate job uses the replay files present as they
-# are (tabbench.report.results_folder.regenerate_inputs; the fresh ones, newer than their runs file,
+# are (tabbench.report.redraw.regenerate_inputs; the fresh ones, newer than their runs file,
 # are drawn) and no replay is scheduled.
 from snakemake.exceptions import IncompleteCheckpointException
 
-from tabbench.core.layout import complete_results, replay_sidecar
+from tabbench.core.layout import replay_sidecar
+from tabbench.settings.folder import ResultsFolder
 
 REPLAY_NPZ = RESULTS_LAYOUT.replay("{model}", "{dataset}", "{split}")
 REPLAY_SIDECAR = str(replay_sidecar(REPLAY_NPZ))
@@ -46,7 +47,8 @@ def diagnostics_pairs():
     try:
         return sorted((m, d) for m in CFG["models"] for d in kept_datasets())
     except IncompleteCheckpointException:
-        cached = [(r.model, r.dataset) for r in complete_results(RESULTS) if r.runs]
+        complete = ResultsFolder.open(RESULTS).complete_results()
+        cached = [(r.model, r.dataset) for r in complete if r.runs]
         if cached:
             return cached
         raise  # nothing cached: a fresh study, let Snakemake run the checkpoint first

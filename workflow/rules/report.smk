@@ -1,5 +1,5 @@
 # Summary, figures, diagnostics and the HTML report (docs/design.md §7-8, §14): one job, the
-# library's `tabbench figures --results` (tabbench.report.results_folder.regenerate), over what the
+# library's `tabbench figures --results` (tabbench.report.redraw.regenerate), over what the
 # results folder holds, and `snakemake --report` on it.
 #
 #   regenerate  selection where a runs file is newer than its selected file (in memory), the

@@ -1,6 +1,6 @@
 # Helpers of workflow/rules/report.smk (kept apart from the rules, as Snakemake's linter asks).
 # Paths: tabbench.core.layout (RESULTS_LAYOUT); what the regenerate job reads:
-# tabbench.report.results_folder.regenerate_inputs (the complete results, tabbench.core.layout's one rule).
+# tabbench.report.redraw.regenerate_inputs (the complete results, tabbench.core.layout's one rule).
 import json
 import os
 import shlex
@@ -20,7 +20,7 @@ from tabbench.diagnostics.paths import (
     DIAGNOSTIC_TABLE_FILES,
 )
 from tabbench.plots import FIGURE_STEMS, stopping_metric_legend
-from tabbench.report.results_folder import (
+from tabbench.report.redraw import (
     nothing_to_draw,
     regenerate_inputs,
     stale_drawing,
@@ -94,7 +94,7 @@ def _figure_files(stems):
     return [RESULTS_LAYOUT.figure(s, ext) for s in stems for ext in ("pdf", "png")]
 
 
-# Every file the regenerate job writes (`tabbench figures --results`, tabbench.report.results_folder),
+# Every file the regenerate job writes (`tabbench figures --results`, tabbench.report.redraw),
 # as plain paths: what `figures` and `report` require (a report() flag belongs to the rule's
 # outputs only; a flagged *input* would reach the report with an unresolved caption).
 REGENERATE_FILES = (
@@ -168,7 +168,7 @@ def regenerate_input(wildcards):
     this invocation asked for (drawing, common.smk).
 
     * Drawn from the cache (`figures`, `report`, their files): the files the folder holds for
-      its complete results (tabbench.report.results_folder.regenerate_inputs), flagged before_update:
+      its complete results (tabbench.report.redraw.regenerate_inputs), flagged before_update:
       Snakemake then looks for no job that makes them, so no data, training or selection job
       can be planned whatever preceded (a changed config or rule, data newer than the runs, an
       interrupted run), and it reruns this one job when one of them changed or the set did.
@@ -232,7 +232,7 @@ def say_when_drawings_are_stale(log, success):
     """End hook: a run that left the folder's summary, claims, figures or report older than
     its results (one pair retrained: `snakemake results/selected/m/d.parquet --forcerun
     train`) says so last, with the command that redraws them
-    (tabbench.report.results_folder.stale_drawing); a run that drew them says nothing.
+    (tabbench.report.redraw.stale_drawing); a run that drew them says nothing.
     """
     if not success:
         return

@@ -67,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # after the check: these import the pipeline's packages (pandas among them)
     from tabbench.core.io import UnreadableFileError
     from tabbench.data.errors import DataError
+    from tabbench.settings.folder import FolderError
     from tabbench.summary.view import ViewError
 
     args = build_parser().parse_args(argv)
@@ -79,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
         return 1
     except ViewError as err:  # a figures/comparisons setting naming an unknown method
+        print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except FolderError as err:  # a results folder's settings unreadable, or needed and missing
         print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
         return 2
     except DataError as err:  # a dataset that cannot be used as asked (e.g. split a dropped one)

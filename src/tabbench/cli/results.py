@@ -55,7 +55,7 @@ def _figures(args: argparse.Namespace) -> int:
         print(f"figures from {args.summary} -> {args.out}")
         return 0
     # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.report.results_folder import Redraw, regenerate
+    from tabbench.report.redraw import Redraw, regenerate
 
     redraw = Redraw(args.large_rows, args.rope, _view_settings(args), args.patience)
     timing = regenerate(args.results, args.out, redraw, args.jobs, args.reselect,
@@ -66,7 +66,7 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def _stopping_rules(args: argparse.Namespace) -> int:
-    from tabbench.report.results_folder import collect_selected, summary_frames
+    from tabbench.report.redraw import collect_selected, summary_frames
     from tabbench.summary.rule_summary import answer_markdown, rules_answer
 
     selected, _ = collect_selected(args.results, args.jobs, patience=args.patience)
@@ -134,7 +134,7 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
 
 
 def _add_patience_option(p: argparse.ArgumentParser) -> None:
-    from tabbench.report.results_folder import FOLDER
+    from tabbench.report.redraw import FOLDER
 
     p.add_argument("--patience", type=patience_setting, default=FOLDER, metavar="YAML",
                    help="config patience: the patience stopping rule's patiences, a list for "

@@ -40,10 +40,11 @@ and ``tabbench figures --results`` both use it): a (model, dataset) is complete 
 - its selected file exists (the select step writes it only from the runs of every split, so it
   stays a complete result while those runs are being redone or were not shipped),
 
-where ``n_splits`` is the folder's own (``run_config.yaml``) or, for a folder without
-``run_config.yaml``, the largest number of splits any (model, dataset) of the folder
-has. A pair with only some of its splits (a training still running, or killed) is left out:
-it is not trained by a figures command, and not shown half. A runs file is complete whenever
+where ``n_splits`` is the folder's own (``run_config.yaml``, read by
+:class:`tabbench.settings.folder.ResultsFolder`) or, for a folder without it, the largest
+number of splits any (model, dataset) of the folder has. A pair with only some of its splits
+(a training still running, or killed) is left out: it is not trained by a figures command, and
+not shown half. A runs file is complete whenever
 it exists, whatever Snakemake's bookkeeping says: the train job writes it atomically, at its
 very end. The selection of a complete pair is recomputed from its runs when all of them are
 present and one is newer than the selected file; otherwise the selected file is used.
@@ -55,17 +56,11 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from tabbench.core.extras import require_extra
-
-require_extra("pipeline", __name__)
-
-import yaml  # noqa: E402  (after the check)
 
 PathLike = str | os.PathLike[str]
 
-#: the file a results folder keeps its resolved settings in (tabbench.settings.run_config)
+#: the file a results folder keeps its resolved settings in (read and written only by
+#: tabbench.settings.folder.ResultsFolder)
 RUN_CONFIG = "run_config.yaml"
 SUMMARY = "summary"
 FIGURES = "figures"
@@ -336,19 +331,7 @@ def rebuild_hint(path: PathLike) -> str:
     return "rebuild it with the step that wrote it (docs/design.md §1), or delete it"
 
 
-# --- reading a results folder ----------------------------------------------------------------
-
-
-def read_run_config(results: PathLike) -> dict[str, Any] | None:
-    """The settings a results folder was produced with (``run_config.yaml``), or None when the
-    folder has none (not started yet, or made without one)."""
-    path = Path(ResultsLayout(results).run_config)
-    if not path.is_file():
-        return None
-    data = yaml.safe_load(path.read_text())
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping of settings, found {type(data).__name__}")
-    return data
+# --- what a results folder holds -------------------------------------------------------------
 
 
 @dataclass
@@ -393,23 +376,15 @@ def part_folders(results: PathLike) -> dict[tuple[str, str, int], Path]:
     return out
 
 
-def folder_n_splits(results: PathLike) -> int | None:
-    """The number of splits a (model, dataset) of this folder must have to be complete: the
-    folder's ``n_splits`` (run_config.yaml), else the most splits any pair has (None: no runs)."""
-    stored = read_run_config(results)
-    if stored and isinstance(stored.get("n_splits"), int):
-        return int(stored["n_splits"])
-    found = runs_files_by_pair(Path(results))
-    return max((max(s) + 1 for s in found.values()), default=None)
-
-
-def complete_results(results: PathLike, n_splits: int | None = None) -> list[CachedResult]:
+def complete_results(results: PathLike, n_splits: int | None) -> list[CachedResult]:
     """Every complete (model, dataset) of a results folder, sorted (the rule: module
-    docstring). ``n_splits`` None = :func:`folder_n_splits`."""
+    docstring). ``n_splits``: the splits a pair must have, the folder's own
+    (:attr:`tabbench.settings.folder.ResultsFolder.n_splits`, which knows its settings; None:
+    the most splits any pair has)."""
     root = Path(results)
-    if n_splits is None:
-        n_splits = folder_n_splits(root)
     found = runs_files_by_pair(root)
+    if n_splits is None:
+        n_splits = max((max(s) + 1 for s in found.values()), default=None)
     selected = {(p.parent.name, p.stem): p
                 for p in (root / "selected").glob("*/*.parquet") if p.is_file()}
     out = []

@@ -32,7 +32,7 @@ from tabbench.diagnostics.paths import logits_key, replay_key
 from tabbench.diagnostics.reliability import SUM_COLUMNS, bin_sums
 from tabbench.diagnostics.replay import read_replay
 from tabbench.diagnostics.selection_bias import read_columns, split_selection_bias
-from tabbench.settings.run_config import folder_settings
+from tabbench.settings.folder import ResultsFolder
 from tabbench.summary.select import DEFAULT_EPOCH_TIES
 
 CALIBRATIONS = {"none": "raw", "ts": "ts"}  # calibrators drawn in the reliability diagrams
@@ -55,7 +55,7 @@ def discover_tasks(results: str | Path, pairs: Sequence[str] | None = None,
     splits ``0..n_splits-1`` if given), with its replay file when one exists and the folder's
     tie rule."""
 
-    ties = folder_settings(results).epoch_ties
+    ties = ResultsFolder.open(results).redraw_settings.epoch_ties
     layout = ResultsLayout(results)
     root = Path(layout.runs_dir)
     if pairs is None:

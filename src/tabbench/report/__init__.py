@@ -1,4 +1,4 @@
-"""A results folder made readable (layer 9 of docs/design.md §2): redrawn (``results_folder``:
+"""A results folder made readable (layer 9 of docs/design.md §2): redrawn (``redraw``:
 selection where stale, summary, claims, figures, the report's opening page
 ``study_description``), published as a compact copy (``publish``, ``publish_merge``, with no
 path of the publishing machine: ``machine_paths``) and embedded in a Markdown page

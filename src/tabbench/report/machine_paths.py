@@ -2,7 +2,9 @@
 
 A study folder's ``run_config.yaml`` and its status hold the paths of the machine that ran it
 (an absolute ``pypi_cache_dir``, the data folders the status looked in). A copy ships in a
-repository, so each such path is cut to its last component when the copy is written: the
+repository, so each such path is cut to its last component when the copy is written (its
+settings by :meth:`tabbench.settings.folder.ResultsFolder.copy_settings`, passed
+:func:`without_machine_paths`): the
 name still tells which folder was meant, the machine's layout is not published. Relative
 paths stay as they are (they describe the study's layout, not the machine's).
 """
@@ -10,10 +12,7 @@ paths stay as they are (they describe the study's layout, not the machine's).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 #: an absolute POSIX path inside a text: a slash-led run of at least two components
 _ABSOLUTE = re.compile(r"(?<![\w.~/-])/(?:[\w.+-]+/)+([\w.+-]+)")
@@ -29,18 +28,3 @@ def without_machine_paths(value: Any) -> Any:
     if isinstance(value, list):
         return [without_machine_paths(v) for v in value]
     return value
-
-
-def scrub_run_config(path: Path) -> None:
-    """Rewrite the copy's ``run_config.yaml`` at ``path`` with its absolute paths cut; its
-    comment block (which says what the file is) is kept, its settings are rewritten only
-    where a path changed."""
-    text = path.read_text()
-    body = yaml.safe_load(text) or {}
-    clean = without_machine_paths(body)
-    if clean == body:
-        return
-    lines = text.splitlines(keepends=True)
-    header = "".join(line for line in lines if line.startswith("#"))
-    path.write_text(header + yaml.safe_dump(clean, sort_keys=False, default_flow_style=None,
-                                            width=100))

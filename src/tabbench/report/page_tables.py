@@ -44,14 +44,15 @@ import numpy as np
 import pandas as pd
 
 from tabbench.core.io import read_parquet
-from tabbench.core.layout import ResultsLayout, read_run_config
+from tabbench.core.layout import ResultsLayout
 from tabbench.core.markdown import MISSING, cell, markdown_table
 from tabbench.diagnostics.paths import DIAGNOSTIC_TABLE_FILES
 from tabbench.diagnostics.selection_bias import MAIN_TARGET
 from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.models.registry import model_label, order_models
 from tabbench.report.publish import is_published, read_manifest
-from tabbench.report.results_folder import collect_selected, summary_frames
+from tabbench.report.redraw import collect_selected, summary_frames
+from tabbench.settings.folder import ResultsFolder
 from tabbench.study.status import hours_text
 from tabbench.summary.claims import CLAIMS, VERDICT_LEGEND, check_claims, reproduction_table
 from tabbench.summary.heterogeneity_text import heterogeneity_markdown
@@ -76,7 +77,7 @@ ALL_DATASETS_METHODS = ("TS-Ref.+TS", "Logloss", "Accuracy+TS")
 @dataclass(frozen=True)
 class PageInputs:
     """What a generated table is computed from: the summary frames of a results folder
-    (:func:`tabbench.report.results_folder.summary_frames`), its selected rows and "large"
+    (:func:`tabbench.report.redraw.summary_frames`), its selected rows and "large"
     threshold."""
 
     frames: Mapping[str, Any]
@@ -89,23 +90,23 @@ class PageInputs:
     #: the manifest of a published copy (``PUBLISHED.json``: :mod:`tabbench.report.publish`), if it
     #: is one
     published: Mapping[str, Any] | None = None
-    #: the folder's settings (``run_config.yaml``), if it has them
-    settings: Mapping[str, Any] | None = None
+    #: the results folder, opened (its settings: what each model trained)
+    folder: ResultsFolder | None = None
 
 
 def page_inputs(results: str | Path, jobs: int | None = None) -> PageInputs:
     """The inputs of every generated table from the results folder ``results`` (a study's or a
     published copy), read with the folder's own settings."""
 
-    selected, _ = collect_selected(results, jobs)
-    frames, large_rows = summary_frames(results, selected)
+    folder = ResultsFolder.open(results)  # read once: every step below asks it
+    selected, _ = collect_selected(folder, jobs)
+    frames, large_rows = summary_frames(folder, selected)
     selected = best_rows(selected)  # the paper's rule: what the pairs and the ROPE table read
-    settings = read_run_config(results)
-    models = tuple((settings or {}).get("models") or ())
+    models = folder.models
     regret = Path(ResultsLayout(results).diagnostics_dir) / DIAGNOSTIC_TABLE_FILES["regret"]
     return PageInputs(frames, selected, large_rows, models,
                       read_parquet(regret) if regret.is_file() else None,
-                      read_manifest(results) if is_published(results) else None, settings)
+                      read_manifest(results) if is_published(results) else None, folder)
 
 
 def markers(key: str) -> tuple[str, str]:
@@ -367,21 +368,21 @@ def _one_progress_table(manifest: Mapping[str, Any]) -> str:
 
 
 def what_ran_table(selected: pd.DataFrame, large_rows: int,
-                   settings: Mapping[str, Any] | None) -> str:
+                   folder: ResultsFolder | None) -> str:
     """What the folder's pairs are, per model and regime, read from its selected rows and
     settings alone (so it holds for a copy merged from several study folders as for one):
     the datasets with a selection (of them large), the splits per dataset, the configs each
-    selection compared, and the epochs (rounds) each config trained."""
+    selection compared, and the epochs (rounds) each config trained (the folder's settings:
+    :meth:`tabbench.settings.folder.ResultsFolder.model_run`; unknown without them)."""
     if selected.empty:
         return "No selection in this folder yet."
-    epochs = (settings or {}).get("epochs") or {}
     table = []
     for (model, regime), rows in _model_regime_groups(selected):
         datasets = rows.groupby("dataset")
         n_rows = datasets["n_rows"].first()
         splits = datasets["split"].nunique()
         configs = rows["n_candidates"]
-        run = epochs.get(f"{model}_{regime}", epochs.get(model))
+        run = None if folder is None else folder.model_run(model).epochs(regime)
         table.append([model_label(model), regime, str(len(n_rows)),
                       str(int((n_rows >= large_rows).sum())),
                       _span_text(splits.min(), splits.max()),
@@ -474,7 +475,7 @@ def rope_table(selected: pd.DataFrame, large_rows: int, rope: float,
 TABLES: dict[str, Callable[[PageInputs], str]] = {
     "claims": _claims,
     "progress": lambda i: progress_table(i.published),
-    "what_ran": lambda i: what_ran_table(i.selected, i.large_rows, i.settings),
+    "what_ran": lambda i: what_ran_table(i.selected, i.large_rows, i.folder),
     "gains": lambda i: gains_table(i.frames["heterogeneity"]),
     "gains_beyond_rope": lambda i: gains_table(i.frames["heterogeneity"],
                                                i.frames["meta"]["rope_percent"]),

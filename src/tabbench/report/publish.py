@@ -45,17 +45,14 @@ from tabbench.core.io import write_json_atomic
 from tabbench.core.layout import (
     DIAGNOSTICS,
     SUMMARY,
-    DataLayout,
     PathLike,
     ResultsLayout,
-    complete_results,
     parse_runs_file,
-    read_run_config,
 )
 from tabbench.core.provenance import code_commit
-from tabbench.report.machine_paths import scrub_run_config, without_machine_paths
+from tabbench.report.machine_paths import without_machine_paths
 from tabbench.report.study_description import DESCRIPTION_FILE
-from tabbench.settings.run_config import folder_data_dir, folder_settings
+from tabbench.settings.folder import ResultsFolder
 from tabbench.study.status import StatusError, study_status
 from tabbench.summary.select import lacks_columns, write_selected
 
@@ -90,29 +87,27 @@ def _newest_input(pair) -> float:
     return max(Path(f).stat().st_mtime for f in files)
 
 
-def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path], Path]],
+def _plan(results: ResultsFolder) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path], Path]],
                                   dict[str, str]]:
-    """(source, relative target) of every file to copy; (runs files, relative target) of every
+    """(source, relative target) of every file to copy but the settings (written by
+    :meth:`tabbench.settings.folder.ResultsFolder.copy_settings`); (runs files, relative
+    target) of every
     selection to write into the copy (a complete pair whose selected file is missing or older
     than its runs: what ``tabbench figures`` selects in memory, so the copy holds the rows its
     summary was computed from); and what is left out with why. Refused when a complete pair
     changed after the summary was computed (a study still running completes pairs between the
     redraw and the copy): the copy would ship selections its summary and diagnostics lack."""
-    from tabbench.settings.run_config import folder_settings
-
-    layout = ResultsLayout(results)
+    folder = ResultsFolder.open(results)
+    layout = folder.layout
     files: list[tuple[Path, Path]] = []
     to_select: list[tuple[list[Path], Path]] = []
-    run_config = Path(layout.run_config)
-    if run_config.is_file():
-        files.append((run_config, Path(run_config.name)))
     summary = Path(layout.summary_dir)
     if not (summary / "meta.json").is_file():
         raise PublishError(f"{summary}/meta.json is missing: run `snakemake figures` (or the "
                            "study) on the folder before publishing it")
     summarised_at = (summary / "meta.json").stat().st_mtime
-    patience = folder_settings(results).patience
-    for pair in complete_results(results):
+    patience = folder.redraw_settings.patience
+    for pair in folder.complete_results():
         if _newest_input(pair) > summarised_at:
             raise PublishError(
                 f"{pair.model}/{pair.dataset} changed after its summary was computed "
@@ -150,7 +145,7 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
 def _dataset_table(results: Path) -> Path | None:
     """The data stage's ``datasets.csv`` of the folder's data folder, if it is on this
     machine."""
-    path = Path(DataLayout(folder_data_dir(results, read_run_config(results))).datasets_csv)
+    path = Path(ResultsFolder.open(results).data.datasets_csv)
     return path if path.is_file() else None
 
 
@@ -158,7 +153,7 @@ def _other_rules(pair, patience: object) -> bool:
     """Whether ``pair``'s selected file holds other stopping rules than the folder's setting
     asks for, or lacks a column of :data:`tabbench.summary.select.LATER_COLUMNS`, while its
     runs are there: the summary then
-    selected it again in memory (:func:`tabbench.report.results_folder.collect_selected`), and
+    selected it again in memory (:func:`tabbench.report.redraw.collect_selected`), and
     so does the copy."""
     from tabbench.summary.aggregate import load_selected
     from tabbench.summary.stopping_rules import rule_choices, selected_choices
@@ -191,8 +186,11 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
     manifest written to ``out/PUBLISHED.json``. ``out`` is replaced as a whole."""
 
     results, out = Path(results), Path(out)
-    files, to_select, left_out = _plan(results)
-    total = sum(src.stat().st_size for src, _ in files)
+    folder = ResultsFolder.open(results)
+    files, to_select, left_out = _plan(folder)
+    settings_file = Path(folder.settings_file)
+    total = sum(src.stat().st_size for src, _ in files) + (
+        settings_file.stat().st_size if folder.has_settings else 0)
     if total > max_bytes:
         biggest = sorted(files, key=lambda f: -f[0].stat().st_size)[:5]
         raise PublishError(
@@ -205,7 +203,9 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
         target = tmp / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
-    settings = folder_settings(results)  # the study's tie rule and patiences, as its select's
+    # the settings, every absolute path cut to its name (machine_paths)
+    shipped = [settings_file.name] if folder.copy_settings(tmp, without_machine_paths) else []
+    settings = folder.redraw_settings  # the study's tie rule and patiences, as its select's
     for runs, rel in to_select:
         write_selected(runs, tmp / rel, settings.epoch_ties, settings.patience)
         total += (tmp / rel).stat().st_size
@@ -215,13 +215,11 @@ def publish(results: PathLike, out: PathLike, max_bytes: int = MAX_BYTES) -> dic
         "published": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "published_by_commit": code_commit(),
         "bytes": int(total),
-        "files": sorted(str(rel) for _, rel in [*files, *to_select]),
+        "files": sorted([*shipped, *(str(rel) for _, rel in [*files, *to_select])]),
         "left_out": left_out,
         "diagnostics": f"{SUMMARY}/{DIAGNOSTICS}/ as computed from the full folder",
         "status": progress(results),
     }
-    if (tmp / "run_config.yaml").is_file():
-        scrub_run_config(tmp / "run_config.yaml")
     write_json_atomic(without_machine_paths(manifest),
                       tmp / Path(ResultsLayout(tmp).published).name)
     if out.exists():

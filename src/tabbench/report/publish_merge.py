@@ -48,14 +48,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from tabbench.core.io import write_json_atomic, write_parquet_atomic
 from tabbench.core.layout import META, SUMMARY, PathLike, ResultsLayout
 from tabbench.core.provenance import code_commit, merged_provenance
 from tabbench.data.class_balance import BALANCE_COLUMNS
 from tabbench.diagnostics.tables import merged, read_diagnostics, restricted, write_diagnostics
-from tabbench.report.machine_paths import scrub_run_config, without_machine_paths
+from tabbench.report.machine_paths import without_machine_paths
 from tabbench.report.publish import (
     DATASET_TABLE,
     DESCRIPTION_LEFT_OUT,
@@ -64,8 +63,9 @@ from tabbench.report.publish import (
     is_published,
     read_manifest,
 )
-from tabbench.report.results_folder import Redraw, regenerate
-from tabbench.settings.run_config import INVOCATION_KEYS, RECORD_KEYS, with_defaults
+from tabbench.report.redraw import Redraw, regenerate
+from tabbench.settings.folder import ResultsFolder
+from tabbench.settings.run_config import INVOCATION_KEYS
 from tabbench.summary.aggregate import SUMMARY_FILES
 
 #: the manifest keys each source keeps in the merged copy's ``sources``
@@ -94,15 +94,17 @@ class Take:
 
 def _settings(copy: Path) -> dict[str, Any]:
     """The copy's settings that change what it holds; a key added since it was made has the
-    value it was made with (:func:`tabbench.settings.run_config.with_defaults`), so that a new
-    tie rule is not merged into an older copy's unnoticed."""
+    value it was made with (:meth:`tabbench.settings.folder.ResultsFolder.
+    settings_with_defaults`), so that a new tie rule is not merged into an older copy's
+    unnoticed."""
 
-    path = Path(ResultsLayout(copy).run_config)
-    if not path.is_file():
-        raise PublishError(f"{copy} has no run_config.yaml: its settings cannot be checked")
+    folder = ResultsFolder.open(copy)
+    body = folder.settings_with_defaults()
+    if body is None:
+        raise PublishError(f"{copy} has no {Path(folder.settings_file).name}: its settings "
+                           "cannot be checked")
     # a copy's paths are cut to their names (machine_paths): compared the same way
-    body = without_machine_paths(with_defaults(yaml.safe_load(path.read_text()) or {}))
-    return {k: v for k, v in body.items() if k not in INVOCATION_KEYS and k not in RECORD_KEYS}
+    return {k: v for k, v in without_machine_paths(body).items() if k not in INVOCATION_KEYS}
 
 
 def model_settings(body: dict[str, Any], model: str) -> dict[str, Any]:
@@ -247,8 +249,7 @@ def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: 
     read again) and their merged diagnostics tables."""
 
     # a newer tabbench writes every key an older one did, and more
-    shutil.copy2(ResultsLayout(second).run_config, ResultsLayout(tmp).run_config)
-    scrub_run_config(Path(ResultsLayout(tmp).run_config))
+    ResultsFolder.open(second).copy_settings(tmp, without_machine_paths)
     _merge_dataset_tables(first, second, tmp)
     for copy in (first, second):
         for rel in [*selected[copy], *_relative_files(copy, "runs")]:
@@ -276,7 +277,7 @@ def _assemble(first: Path, second: Path, selected: dict[Path, list[Path]], tmp: 
 def _keep_balance(first: Path, second: Path, summary: Path) -> None:
     """The class balance both copies' summaries kept (``heterogeneity.parquet``), where the
     summary of the merged copy reads it (a copy has no data folder to read it again:
-    :func:`tabbench.report.results_folder.folder_balance`)."""
+    :func:`tabbench.report.redraw.folder_balance`)."""
     name = SUMMARY_FILES["heterogeneity"]
     kept = [pd.read_parquet(p).reindex(columns=BALANCE_COLUMNS).dropna()
             for p in (Path(ResultsLayout(c).summary(name)) for c in (first, second))

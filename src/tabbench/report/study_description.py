@@ -4,11 +4,12 @@
 statement, workflow/rules/report.smk), which would otherwise be a bare graph of rule names. The
 description must come from the folder itself — the settings it was produced with
 (``run_config.yaml``), what it holds, the claims checked on it — so the regenerate job
-(:func:`tabbench.report.results_folder.regenerate`) writes it as reStructuredText into the summary
+(:func:`tabbench.report.redraw.regenerate`) writes it as reStructuredText into the summary
 folder (:data:`DESCRIPTION_FILE`), and the report points at that file:
 
-- what ran: preset, models, the datasets with results, splits, configs, epochs, seed (and, for a
-  reduced-scale run such as the demo's, that it cannot judge the paper);
+- what ran: preset, models, the datasets with results, splits, each model's configs and their
+  epochs, seed, who wrote the settings and when (and, for a reduced-scale run such as the
+  demo's, that it cannot judge the paper);
 - at which scale: datasets (how many "large"), their rows, runs files, failed configs;
 - the headline claims table (:func:`tabbench.summary.claims.reproduction_table`, as an RST
 list-table);
@@ -28,9 +29,10 @@ from typing import Any
 import pandas as pd
 
 from tabbench.core.io import write_text_atomic
-from tabbench.core.layout import ResultsLayout, read_run_config
+from tabbench.core.layout import ResultsLayout
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.models.registry import model_label, order_models
+from tabbench.settings.folder import ModelRun, ResultsFolder
 from tabbench.summary.claims import reproduction_table
 from tabbench.summary.rule_summary import paper_claims
 
@@ -94,62 +96,68 @@ def markdown_table_rst(table: str) -> str:
     return "\n".join(out) + (f"\n\n{after}" if after else "")
 
 
-def _epochs_of(models: Sequence[str], epochs: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``epochs`` settings of ``models`` only, in their order: a folder's resolved settings
-    hold every registered model's keys (LightGBM's too where the study did not train it). A
-    model not registered here (its plugin not installed) has nothing to show."""
-    from tabbench.models.registry import get_models
-
-    specs = get_models()
-    keys = dict.fromkeys(k for m in models if m in specs for k in specs[m].epochs_keys)
-    return {k: epochs[k] for k in keys if k in epochs}
+def _count(n: int, name: str) -> str:
+    return f"{n:,} {name}" + ("" if n == 1 else "s")
 
 
-def _configs_text(n_configs: Any, models: Sequence[str]) -> str:
-    """``n_configs`` in words: a study records it as one number for every model or, when the
-    models differ (the boosters tuned, the networks at their default), per model."""
+def _model_run_text(run: ModelRun, rows: pd.DataFrame) -> str:
+    """What one model trained per (dataset, split), in words: its default config and its
+    random draws, each with its epochs (boosting rounds), from the folder's settings; "not
+    recorded" for what they do not say. ``rows``: the model's selected rows, which say on which
+    datasets the random draws have a selection (a copy merged from a tuned and a default-only
+    folder has them on some datasets only)."""
 
-    def draws(n: int) -> str:
-        return "the default only" if n == 0 else f"the default and {n} random draws"
+    def epochs(n: int | None) -> str:
+        return "epochs not recorded" if n is None else _count(n, run.epoch_name)
 
-    if isinstance(n_configs, bool):
-        return "not recorded"
-    if isinstance(n_configs, int):
-        return draws(n_configs) + ("" if n_configs == 0 else " of the search space")
-    if isinstance(n_configs, Mapping):
-        known = [m for m in models if isinstance(n_configs.get(m), int)]
-        if known:
-            return "; ".join(f"{_rst(model_label(m))} {draws(int(n_configs[m]))}"
-                             for m in known)
-    return "not recorded"
+    if run.n_random is None:
+        return f"configs not recorded (the default config: {epochs(run.default_epochs)})"
+    if run.n_random == 0:
+        return f"the default config only ({epochs(run.default_epochs)})"
+    text = (f"the default config ({epochs(run.default_epochs)}) and {run.n_random} random "
+            f"draws of its search space ({epochs(run.random_epochs)} each)")
+    datasets = rows["dataset"].nunique()
+    tuned = rows.loc[rows["regime"] == "tuned", "dataset"].nunique()
+    if tuned < datasets:
+        text += (f", on {tuned} of its {datasets} datasets (the others: the default config "
+                 "only)")
+    return text
 
 
-def _what_ran(settings: Mapping[str, Any] | None, selected: pd.DataFrame) -> list[str]:
-
+def _what_ran(folder: ResultsFolder | None, selected: pd.DataFrame) -> list[str]:
+    """The "What ran" section: the folder's settings (``folder``; None or a folder without
+    ``run_config.yaml``: what its results say) for the models it holds results of."""
     models = order_models(selected["model"].unique())
     datasets = sorted(map(str, selected["dataset"].unique()))
     shown = (_list([_rst(d) for d in datasets]) if len(datasets) <= MAX_LISTED_DATASETS
              else f"{len(datasets)} (their list: the data stage's ``datasets.csv``)")
     lines = ["What ran", "--------", ""]
-    if settings is None:
+    config = None if folder is None else folder.config
+    if config is None:
         lines += ["This folder has no ``run_config.yaml``: what follows is read from its "
                   "results.", ""]
-        settings = {"n_splits": int(selected["split"].nunique())}
-    epochs = settings.get("epochs")
-    if isinstance(epochs, Mapping):
-        epochs = _epochs_of(settings.get("models") or models, epochs)
-    n_configs = settings.get("n_configs")
+        config = {"n_splits": int(selected["split"].nunique())}
+    studied = order_models(config.get("models") or [])
+    others = "" if not studied or set(studied) <= set(models) else (
+        f" (its settings' study: {_list([_rst(model_label(m)) for m in studied])}; the "
+        "others have no results here)")
+    runs = ["", *(f"  - {_rst(model_label(m))}: "
+                  f"{_model_run_text(folder.model_run(m), selected[selected['model'] == m])}"
+                  for m in models), ""] if folder is not None and folder.config else []
+    written = None if folder is None else folder.written
     return lines + [
-        f"- **Preset**: {_literal(settings.get('preset', 'not recorded'))}",
-        f"- **Models**: {_list([_rst(model_label(m)) for m in models])}",
+        f"- **Preset**: {_literal(config.get('preset', 'not recorded'))}",
+        f"- **Models**: {_list([_rst(model_label(m)) for m in models])}{others}",
         f"- **Datasets** (with results here): {shown}",
-        f"- **Splits**: {settings.get('n_splits')} per dataset (train/validation/test "
+        f"- **Splits**: {config.get('n_splits')} per dataset (train/validation/test "
         "64/16/20 %)",
-        "- **Configs** per (model, dataset, split): " + _configs_text(n_configs, models),
-        "- **Epochs** (at most): "
-        + (", ".join(f"{_rst(k)} {v}" for k, v in epochs.items())
-           if isinstance(epochs, Mapping) else "not recorded"),
-        f"- **Seed**: {settings.get('seed', 'not recorded')}",
+        "- **Configs and epochs** per (model, dataset, split):"
+        + ("" if runs else " not recorded"),
+        *runs,
+        f"- **Seed**: {config.get('seed', 'not recorded')}",
+        *([] if written is None else
+          [f"- **Settings**: {_literal(Path(folder.settings_file).name)}, written "
+           f"{_rst(written['when'])} by tabbench {_rst(written['tabbench'])}"]),
     ]
 
 
@@ -214,16 +222,16 @@ def _figures(root: str, figures: str, figure_stems: Sequence[str],
             "", *entries(diagnostic_stems)]
 
 
-def describe_study(root: str, figures: str, settings: Mapping[str, Any] | None,
+def describe_study(root: str, figures: str, folder: ResultsFolder | None,
                    selected: pd.DataFrame, frames: Mapping[str, Any],
                    figure_stems: Sequence[str], diagnostic_stems: Sequence[str]) -> str:
     """The report's opening page (module docstring) as reStructuredText. ``root``: the results
     folder as the reader names it (e.g. ``results``), ``figures`` the folder of its figures
-    (e.g. ``results/figures``); ``settings``: its ``run_config.yaml``
-    (None for a folder without one); ``selected``/``frames``: what the summary
-    was built from and built (:func:`tabbench.summary.aggregate.aggregate_frames`); the figure
-    stems in
-    the order the page lists them.
+    (e.g. ``results/figures``); ``folder``: the results folder opened (its settings: None or
+    a folder without ``run_config.yaml`` is described from its results);
+    ``selected``/``frames``: what the summary was built from and built
+    (:func:`tabbench.summary.aggregate.aggregate_frames`); the figure stems in the order the
+    page lists them.
 
     The links (`` `Figures`_ ``, `` `fig5_logloss_large.png`_ ``) resolve to the report's
     categories and entries, which Snakemake defines when it renders the page; the text is
@@ -237,7 +245,7 @@ def describe_study(root: str, figures: str, settings: Mapping[str, Any] | None,
             "recorded, the best epoch and config chosen by each stopping metric, each method "
             f"compared on the test set with the baseline {baseline}. "
             f"Drawn from {_literal(root + '/')} by its regenerate job (``snakemake figures``).",
-            *_reduced(meta), "", *_what_ran(settings, selected), *_scale(selected, meta),
+            *_reduced(meta), "", *_what_ran(folder, selected), *_scale(selected, meta),
             *_claims(frames["claims"]),
             *_figures(root, figures, figure_stems, diagnostic_stems)]
     return "{% raw %}\n" + "\n".join(body) + "\n{% endraw %}\n"
@@ -253,7 +261,7 @@ def write_description(results: str | Path, out: str | Path, selected: pd.DataFra
     path = Path(ResultsLayout(out).summary(DESCRIPTION_FILE))
     path.parent.mkdir(parents=True, exist_ok=True)
     text = describe_study(os.path.normpath(out), os.path.normpath(figures_dir),
-                          read_run_config(results), selected, frames, FIGURE_STEMS,
+                          ResultsFolder.open(results), selected, frames, FIGURE_STEMS,
                           DIAGNOSTIC_FIGURE_STEMS)
     write_text_atomic(text, path)
     return path

@@ -51,9 +51,7 @@ from tabbench.core.io import atomic_path, reading, write_json_atomic
 from tabbench.core.layout import (
     DataLayout,
     ResultsLayout,
-    complete_results,
     parse_runs_file,
-    read_run_config,
     restop_artefact,
     restop_sidecar,
 )
@@ -63,7 +61,7 @@ from tabbench.metrics.registry import stopping_metric_ids, stopping_metrics_batc
 from tabbench.models.base import ModelKeepingTrainer, TrainContext
 from tabbench.models.registry import get_trainer
 from tabbench.models.runs_schema import VAL_PREFIX, record_columns, val_column
-from tabbench.settings.run_config import folder_data_dir, folder_settings
+from tabbench.settings.folder import ResultsFolder
 from tabbench.study.restop_store import (
     EXACT_RTOL,
     FLOAT16_RTOL,
@@ -328,10 +326,10 @@ def runs_files(results: str | os.PathLike[str]) -> list[Path]:
 
 def study_data_dir(results: str | os.PathLike[str]) -> str:
     """The data folder of a results folder's study, as ``tabbench status`` finds it
-    (:func:`tabbench.settings.run_config.folder_data_dir`), whether or not it holds the data (a kept
-    model's file then says which data is missing)."""
+    (:attr:`tabbench.settings.folder.ResultsFolder.data_dir`), whether or not it holds the data
+    (a kept model's file then says which data is missing)."""
 
-    return os.fspath(folder_data_dir(results, read_run_config(results)))
+    return os.fspath(ResultsFolder.open(results).data_dir)
 
 
 def restop_folder(results: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
@@ -385,9 +383,10 @@ def reselect(results: str | os.PathLike[str], jobs: int = 1) -> int:
     A re-stop changes runs files in place, so without this the selected files would lag behind
     them: every reader that trusts ``selected/`` would miss the new metric, and the next
     ``snakemake`` would plan a select job per pair."""
-    stale = [r for r in complete_results(results)
+    folder = ResultsFolder.open(results)
+    stale = [r for r in folder.complete_results()
              if r.selected is not None and r.runs and not r.selected_is_fresh()]
-    settings = folder_settings(results)
+    settings = folder.redraw_settings
     write = partial(write_selected, epoch_ties=settings.epoch_ties, patience=settings.patience)
     if jobs == 1 or len(stale) < 2:
         for r in stale:

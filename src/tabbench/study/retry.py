@@ -42,11 +42,11 @@ from tabbench.core.layout import (
     parse_runs_file,
     part_dir,
     part_records,
-    read_run_config,
 )
 from tabbench.core.provenance import read_runs_provenance, to_parquet_metadata
 from tabbench.models.registry import get_model, non_default_options
 from tabbench.models.stacked.plan import SEQUENTIAL
+from tabbench.settings.folder import FolderError, ResultsFolder
 from tabbench.study import restop_store
 from tabbench.study.parts import job_identity
 
@@ -131,11 +131,12 @@ def reopen_failed(results: str | os.PathLike[str], progress: TextIO | None = Non
     to ``<results>/retry_failed.json`` and return it."""
     stream = sys.stderr if progress is None else progress
     layout = ResultsLayout(results)
-    settings = read_run_config(results)
-    if settings is None or "seed" not in settings:
-        raise RetryError(f"{layout.run_config} is missing: the failed configs' job identity "
-                         "(seed, trainer options) comes from it; run snakemake on this folder "
-                         "once first")
+    try:
+        settings = ResultsFolder.open(results).required_config(
+            "the failed configs' job identity (seed, trainer options) comes from it; run "
+            "snakemake on this folder once first")
+    except FolderError as e:
+        raise RetryError(str(e)) from None
     done = []
     for path in sorted(Path(layout.runs_dir).glob("*/*/split*.parquet")):
         if parse_runs_file(path) is None:

@@ -37,7 +37,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,14 +49,13 @@ from tabbench.core.layout import (
     part_configs,
     part_folders,
     part_records,
-    read_run_config,
     runs_files_by_pair,
 )
 from tabbench.data.pipeline import read_kept
 from tabbench.data.splits import split_sizes
 from tabbench.models.registry import n_epochs_for
+from tabbench.settings.folder import FolderError, ResultsFolder
 from tabbench.settings.presets import n_configs_for
-from tabbench.settings.run_config import folder_config, folder_data_dir
 from tabbench.study import cost_model
 
 #: a (model, regime) is predicted from at least this many finished jobs ...
@@ -132,20 +130,20 @@ class StudyStatus:
 # --- the data folder ---------------------------------------------------------------------------
 
 
-def find_data_dir(results: PathLike, stored: Mapping[str, Any] | None,
-                  given: PathLike | None = None, on_disk: Iterable[str] = ()
-                  ) -> tuple[Path | None, list[str]]:
-    """The data folder of ``results`` and notes on how it was found: ``given`` (``--data``),
-    which must hold a kept list, else the folder's own (:func:`tabbench.settings.run_config.
-    folder_data_dir`: recorded when its run started, never the working directory's). None
-    (with a note saying why) where that folder has no kept list."""
+def find_data_dir(folder: ResultsFolder, given: PathLike | None = None,
+                  on_disk: Iterable[str] = ()) -> tuple[Path | None, list[str]]:
+    """The data folder of the results folder ``folder`` and notes on how it was found:
+    ``given`` (``--data``), which must hold a kept list, else the folder's own
+    (:attr:`tabbench.settings.folder.ResultsFolder.data_dir`: recorded when its run started,
+    never the working directory's). None (with a note saying why) where that folder has no
+    kept list."""
     if given is not None:
         path = Path(given)
         if not Path(DataLayout(path).kept).is_file():
             raise StatusError(f"--data {given}: no {Path(DataLayout(path).kept).name} there (the "
                               "data stage writes it); give the study's data_dir")
         return path, []
-    path = folder_data_dir(results, stored)
+    path = folder.data_dir
     if not Path(DataLayout(path).kept).is_file():
         if path.is_dir():
             return None, [f"data folder {path} has no {Path(DataLayout(path).kept).name} "
@@ -238,11 +236,11 @@ def _job_intervals(meas: pd.DataFrame, runs: Mapping[Job, Path]) -> list[tuple[f
 # --- the status --------------------------------------------------------------------------------
 
 
-def _settings(results: PathLike) -> dict[str, Any] | None:
+def _open(results: PathLike) -> ResultsFolder:
     try:
-        return folder_config(results)
-    except (OSError, ValueError) as e:
-        raise StatusError(f"cannot read {ResultsLayout(results).run_config}: {e}") from None
+        return ResultsFolder.open(results)
+    except FolderError as e:
+        raise StatusError(str(e)) from None
 
 
 def _remaining_configs(n_configs: int, done: Iterable[int]) -> list[int]:
@@ -260,8 +258,8 @@ def study_status(results: PathLike, data_dir: PathLike | None = None,
     if workers is not None and not workers > 0:
         raise StatusError(f"--workers must be > 0, got {workers}")
     now = now or _dt.datetime.now().astimezone()
-    cfg = _settings(root)
-    stored = read_run_config(root) if cfg is not None else None
+    folder = _open(root)
+    cfg = folder.config
     notes: list[str] = []
     runs: dict[Job, Path] = {(m, d, s): p for (m, d), by in runs_files_by_pair(root).items()
                              for s, p in by.items()}
@@ -269,16 +267,16 @@ def study_status(results: PathLike, data_dir: PathLike | None = None,
     on_disk_datasets = {d for _, d, _ in [*runs, *parts]}
 
     if cfg is None:
-        notes.append(f"no {Path(ResultsLayout(root).run_config).name}: the settings are "
+        notes.append(f"no {Path(folder.settings_file).name}: the settings are "
                      "unknown, only what is on disk is counted and nothing is predicted")
         data = None
     else:
-        data, found = find_data_dir(root, stored, data_dir, on_disk_datasets)
+        data, found = find_data_dir(folder, data_dir, on_disk_datasets)
         notes += found
     kept = read_kept(DataLayout(data).kept) if data is not None else None
     # without a kept list the plan is unknown, but a data folder's processed reports still give
     # the finished jobs' sizes, so the cost model can be fit and reported
-    unlisted = (folder_data_dir(root, stored)
+    unlisted = (folder.data_dir
                 if data is None and cfg is not None and data_dir is None else None)
     sizes = dataset_sizes(data if data is not None else
                           (unlisted if unlisted is not None and unlisted.is_dir() else None))

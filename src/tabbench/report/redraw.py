@@ -10,8 +10,8 @@ memory from the runs, in parallel worker processes. A folder holding only ``sele
 too (the Fig. 1 analogue then says that no per-epoch record is available).
 
 Settings that depend on how the folder was produced (the "large" threshold) are read from the
-folder itself (:func:`tabbench.settings.run_config.folder_settings`), so the figures equal those of
-``snakemake figures`` on the same folder.
+folder itself (:attr:`tabbench.settings.folder.ResultsFolder.redraw_settings`), so the figures
+equal those of ``snakemake figures`` on the same folder.
 """
 
 from __future__ import annotations
@@ -32,16 +32,14 @@ from tabbench.core.layout import (
     SUMMARY,
     CachedResult,
     ResultsLayout,
-    complete_results,
-    folder_n_splits,
     replay_sidecar,
 )
 from tabbench.core.suggest import did_you_mean
 from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
 from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.study_description import write_description
+from tabbench.settings.folder import ResultsFolder
 from tabbench.settings.presets import scale_note
-from tabbench.settings.run_config import folder_config, folder_settings
 from tabbench.summary.aggregate import (
     LARGE_ROWS,
     SUMMARY_FILES,
@@ -68,10 +66,10 @@ class _FolderSetting:
 FOLDER = _FolderSetting()
 
 
-def discover(results: str | Path, n_splits: int | None = None) -> list[CachedResult]:
+def discover(results: str | Path) -> list[CachedResult]:
     """Every complete (model, dataset) under ``results``
-    (:func:`tabbench.core.layout.complete_results`)."""
-    return complete_results(results, n_splits)
+    (:meth:`tabbench.settings.folder.ResultsFolder.complete_results`)."""
+    return ResultsFolder.open(results).complete_results()
 
 
 def regenerate_inputs(results: str | Path) -> list[Path]:
@@ -95,9 +93,9 @@ def regenerate_inputs(results: str | Path) -> list[Path]:
 def is_results_folder(path: str | Path) -> bool:
     """Whether ``path`` looks like a results folder: it has its settings, runs or selected
     files (:class:`tabbench.core.layout.ResultsLayout`)."""
-    layout = ResultsLayout(path)
-    return any(Path(p).exists() for p in (layout.run_config, layout.runs_dir,
-                                         Path(layout.root) / "selected"))
+    folder = ResultsFolder.open(path)
+    return folder.has_settings or any(Path(p).exists() for p in (
+        folder.layout.runs_dir, folder.root / "selected"))
 
 
 def nothing_to_draw(results: str | Path) -> str | None:
@@ -168,7 +166,7 @@ def collect_selected(results: str | Path, jobs: int | None = None, reselect: boo
     column of :data:`tabbench.summary.select.LATER_COLUMNS`; without runs (a published
     copy) it is used as it is."""
 
-    settings = folder_settings(results)
+    settings = ResultsFolder.open(results).redraw_settings
     if patience is FOLDER:
         patience = settings.patience
     select_pair = partial(select_files, epoch_ties=settings.epoch_ties, patience=patience)
@@ -215,14 +213,11 @@ def folder_balance(results: str | Path, datasets: list[str],
                    data: str | Path | None = None) -> pd.DataFrame:
     """The class balance (:func:`tabbench.data.class_balance.class_balance`) of ``datasets``:
     from the data folder ``data``, else the folder's own (its settings say where:
-    :func:`tabbench.settings.run_config.folder_data_dir`); for a dataset that folder lacks (a
+    :attr:`tabbench.settings.folder.ResultsFolder.data_dir`); for a dataset that folder lacks (a
     published copy has none), what the folder's last ``summary/heterogeneity.parquet`` kept."""
-    from tabbench.core.layout import read_run_config
     from tabbench.data.class_balance import BALANCE_COLUMNS, class_balance
-    from tabbench.settings.run_config import folder_data_dir
 
-    where = Path(data) if data is not None else folder_data_dir(results,
-                                                                 read_run_config(results))
+    where = Path(data) if data is not None else ResultsFolder.open(results).data_dir
     found = class_balance(where, datasets)
     kept = Path(ResultsLayout(results).summary(SUMMARY_FILES["heterogeneity"]))
     if kept.is_file():
@@ -236,7 +231,7 @@ def study_of(results: str | Path) -> dict[str, str | None]:
     """The run a results folder holds, for its summary's ``meta.json`` and claims: its preset
     (None: the folder has no ``run_config.yaml``) and, for a reduced-scale run, why it cannot
     judge the paper (:func:`tabbench.settings.presets.scale_note`)."""
-    config = folder_config(results)
+    config = ResultsFolder.open(results).config
     if config is None:
         return {"preset": None, "scale_note": None}
     return {"preset": config.get("preset"), "scale_note": scale_note(config)}
@@ -251,11 +246,9 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw |
     the threshold used. What :func:`regenerate` writes, and what the test of
     docs/reproduction.md recomputes. ``data``: the data folder the class balance is read from
     (:func:`folder_balance`; None: the folder's own)."""
-    from tabbench.settings.run_config import folder_settings
-
     redraw = redraw or Redraw()
     large_rows, rope = redraw.large_rows, redraw.rope
-    settings = folder_settings(results)
+    settings = ResultsFolder.open(results).redraw_settings
     if large_rows is None:  # 0 is a threshold (every dataset is large), not "unset"
         large_rows = LARGE_ROWS if settings.large_rows is None else settings.large_rows
     if rope is None:
@@ -285,6 +278,7 @@ def regenerate(results: str | Path, out: str | Path, redraw: Redraw | None = Non
     where the class balance is read (:func:`folder_balance`)."""
     from tabbench.plots import make_figures
 
+    results = ResultsFolder.open(results)  # read once: every step below asks it
     t0 = time.perf_counter()
     patience = FOLDER if redraw is None else redraw.patience
     selected, counts = collect_selected(results, jobs, reselect, patience)
@@ -346,8 +340,9 @@ def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | Non
         if Path(mine).resolve() != Path(theirs).resolve():
             write_diagnostics(tables, mine)
     else:  # the runs of the complete results, as for the paper's figures
-        pairs = [f"{r.model}/{r.dataset}" for r in discover(results) if r.runs]
-        tables = diagnose(results, mine, pairs, folder_n_splits(results), jobs=jobs)
+        folder = ResultsFolder.open(results)
+        pairs = [f"{r.model}/{r.dataset}" for r in folder.complete_results() if r.runs]
+        tables = diagnose(results, mine, pairs, folder.n_splits, jobs=jobs)
     if draw:
         make_diagnostic_figures(tables, out if figures_dir is None else figures_dir)
     counts = {f"replay_{k}": v for k, v in tables["meta"]["replay"].items()}
