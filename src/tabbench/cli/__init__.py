@@ -12,7 +12,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
+import tabbench
 from tabbench.core.extras import MissingExtraError, require_extra
 
 #: modules exposing ``register(subparsers)``; each adds parsers with ``set_defaults(func=...)``
@@ -42,13 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
 def version_line() -> str:
     """``tabbench <version>``: the installed distribution's version (its metadata), else the
     source tree's when it runs uninstalled."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return f"tabbench {version('tabbench')}"
     except PackageNotFoundError:
-        import tabbench
-
         return f"tabbench {tabbench.__version__} (not installed)"
 
 
@@ -64,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MissingExtraError as err:
         print(f"tabbench: error: {err}", file=sys.stderr)
         return 1
-    # after the check: these import the pipeline's packages (pandas among them)
+    # lazy: optional dependency, the pipeline extra (pandas among them) checked just above
     from tabbench.core.io import UnreadableFileError
     from tabbench.data.errors import DataError
     from tabbench.summary.view import ViewError

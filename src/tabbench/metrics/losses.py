@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tabbench.core.extras import require_extra
 from tabbench.metrics._checks import check_single
 
 #: ECE bins (docs/design.md §4: 15 equal-width bins on the top-label confidence).
@@ -173,10 +174,8 @@ def smece_proba(p: np.ndarray, y: np.ndarray) -> float:
     miscalibration. relplot is imported here only (it imports seaborn), and comes with the
     ``pipeline`` extra (the diagnostics tables are its only user).
     """
-    from tabbench.core.extras import require_extra
-
     require_extra("pipeline", "smooth ECE (tabbench.metrics.losses.smece_proba)")
-    import relplot
+    import relplot  # lazy: optional dependency, the pipeline extra checked above
 
     conf, correct = relplot.multiclass_logits_to_confidences(
         np.asarray(p, dtype=np.float64), np.asarray(y), probs=True)
@@ -191,7 +190,7 @@ def auroc_scores(scores: np.ndarray, y: np.ndarray) -> float:
     Binary (K = 2): the usual AUROC of class 1 (class 0's one-vs-rest AUROC is identical).
     Ties count one half (Mann–Whitney U with mid-ranks).
     """
-    from scipy.stats import rankdata
+    from scipy.stats import rankdata  # lazy: scipy.stats takes ~1 s; other losses skip it
 
     scores = np.asarray(scores, dtype=np.float64)
     n, k = scores.shape

@@ -160,6 +160,7 @@ def ts_ref_cv5(logits: np.ndarray, y: np.ndarray) -> float:
 def isotonic_fit_predict(scores: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Increasing isotonic regression of ``target`` on ``scores``, evaluated at the scores.
     Exact ties are averaged first (as sklearn's IsotonicRegression does)."""
+    # lazy: scikit-learn takes ~2.5 s to import; tabbench.stopping loads without it
     from sklearn.isotonic import isotonic_regression
 
     uniq, inv = np.unique(scores, return_inverse=True)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from tabbench.core.plugins import check_id, load_registrations
+from tabbench.metrics._checks import check_batched, check_single
 
 #: the entry-point group of stopping metrics
 GROUP = "tabbench.stopping_metrics"
@@ -191,7 +192,7 @@ class FusedOutput:
     key: str
 
     def __call__(self, logits: np.ndarray, y: np.ndarray) -> np.ndarray:
-        # numpy kernels load on the first computation: reading the registry stays light
+        # lazy: the kernels (with scikit-learn, ~3 s) load on the first computation
         from tabbench.metrics.batched import fused_stopping_metrics
 
         return fused_stopping_metrics(logits, y)[self.key]
@@ -338,10 +339,7 @@ def stopping_metrics_batched(
     >>> {m: out[m].round(3).tolist() for m in ("logloss", "ts_ref", "beta")}
     {'logloss': [0.476, 0.826], 'ts_ref': [0.475, 0.475], 'beta': [1.061, 0.265]}
     """
-    # numpy kernels load on the first computation: reading the registry stays light
-    from tabbench.metrics._checks import check_batched
-
-    # numpy kernels load on the first computation: reading the registry stays light
+    # lazy: the kernels (with scikit-learn, ~3 s) load on the first computation
     from tabbench.metrics.batched import fused_stopping_metrics
 
     registry = _registry()
@@ -415,9 +413,6 @@ def stopping_metrics(logits: np.ndarray, y: np.ndarray) -> dict[str, float]:
     {'logloss': 0.826, 'brier': 0.383, 'error': 0.22, 'auroc': 0.157, 'ts_ref': 0.475,
      'ts_ref_brier': 0.316, 'ts_ref_cv5': 0.489, 'ir_ref': 0.433}
     """
-    # numpy kernels load on the first computation: reading the registry stays light
-    from tabbench.metrics._checks import check_single
-
     z, labels = check_single(logits, y)
     return {
         m: float(metric.reference(z, labels))

@@ -57,7 +57,9 @@ from tabbench.report.machine_paths import scrub_run_config, without_machine_path
 from tabbench.report.study_description import DESCRIPTION_FILE
 from tabbench.settings.run_config import folder_data_dir, folder_settings
 from tabbench.study.status import StatusError, study_status
+from tabbench.summary.aggregate import load_selected
 from tabbench.summary.select import lacks_columns, write_selected
+from tabbench.summary.stopping_rules import rule_choices, selected_choices
 
 #: the data stage's dataset table, at the root of a copy
 DATASET_TABLE = "datasets.csv"
@@ -98,8 +100,6 @@ def _plan(results: Path) -> tuple[list[tuple[Path, Path]], list[tuple[list[Path]
     summary was computed from); and what is left out with why. Refused when a complete pair
     changed after the summary was computed (a study still running completes pairs between the
     redraw and the copy): the copy would ship selections its summary and diagnostics lack."""
-    from tabbench.settings.run_config import folder_settings
-
     layout = ResultsLayout(results)
     files: list[tuple[Path, Path]] = []
     to_select: list[tuple[list[Path], Path]] = []
@@ -160,9 +160,6 @@ def _other_rules(pair, patience: object) -> bool:
     runs are there: the summary then
     selected it again in memory (:func:`tabbench.report.results_folder.collect_selected`), and
     so does the copy."""
-    from tabbench.summary.aggregate import load_selected
-    from tabbench.summary.stopping_rules import rule_choices, selected_choices
-
     if not pair.runs:
         return False
     cached = load_selected([pair.selected])

@@ -16,6 +16,7 @@ folder itself (:func:`tabbench.settings.run_config.folder_settings`), so the fig
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -34,14 +35,17 @@ from tabbench.core.layout import (
     ResultsLayout,
     complete_results,
     folder_n_splits,
+    read_run_config,
     replay_sidecar,
 )
 from tabbench.core.suggest import did_you_mean
+from tabbench.data.class_balance import BALANCE_COLUMNS, class_balance
 from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
+from tabbench.plots import make_figures
 from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.study_description import write_description
 from tabbench.settings.presets import scale_note
-from tabbench.settings.run_config import folder_config, folder_settings
+from tabbench.settings.run_config import folder_config, folder_data_dir, folder_settings
 from tabbench.summary.aggregate import (
     LARGE_ROWS,
     SUMMARY_FILES,
@@ -217,10 +221,6 @@ def folder_balance(results: str | Path, datasets: list[str],
     from the data folder ``data``, else the folder's own (its settings say where:
     :func:`tabbench.settings.run_config.folder_data_dir`); for a dataset that folder lacks (a
     published copy has none), what the folder's last ``summary/heterogeneity.parquet`` kept."""
-    from tabbench.core.layout import read_run_config
-    from tabbench.data.class_balance import BALANCE_COLUMNS, class_balance
-    from tabbench.settings.run_config import folder_data_dir
-
     where = Path(data) if data is not None else folder_data_dir(results,
                                                                  read_run_config(results))
     found = class_balance(where, datasets)
@@ -251,8 +251,6 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw |
     the threshold used. What :func:`regenerate` writes, and what the test of
     docs/reproduction.md recomputes. ``data``: the data folder the class balance is read from
     (:func:`folder_balance`; None: the folder's own)."""
-    from tabbench.settings.run_config import folder_settings
-
     redraw = redraw or Redraw()
     large_rows, rope = redraw.large_rows, redraw.rope
     settings = folder_settings(results)
@@ -283,8 +281,6 @@ def regenerate(results: str | Path, out: str | Path, redraw: Redraw | None = Non
     summary (``tabbench publish --onto`` ships no figure; drawing them is most of the time).
     The stopping rules' patiences are ``redraw``'s too (:func:`collect_selected`); ``data``:
     where the class balance is read (:func:`folder_balance`)."""
-    from tabbench.plots import make_figures
-
     t0 = time.perf_counter()
     patience = FOLDER if redraw is None else redraw.patience
     selected, counts = collect_selected(results, jobs, reselect, patience)
@@ -315,8 +311,6 @@ def _keep_published_provenance(results: str | Path, meta: dict) -> bool:
     """A published copy (:mod:`tabbench.report.publish`) holds one runs file, not the study's: its
     ``meta.json`` keeps the provenance and the failure counts of every runs file the study had,
     and says it is a copy. Returns whether ``results`` is such a copy."""
-    import json
-
 
     if not is_published(results):
         return False
@@ -338,6 +332,7 @@ def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | Non
 
     A published copy (:mod:`tabbench.report.publish`) ships neither its runs nor its replays but the
     tables computed from them: those are copied and drawn (``diagnostics_from: published``)."""
+    # lazy: matplotlib takes ~1 s to import; the workflow's parse imports this module
     from tabbench.plots.diagnostics import make_diagnostic_figures
 
     mine, theirs = ResultsLayout(out).diagnostics_dir, ResultsLayout(results).diagnostics_dir

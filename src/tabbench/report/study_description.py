@@ -30,7 +30,8 @@ import pandas as pd
 from tabbench.core.io import write_text_atomic
 from tabbench.core.layout import ResultsLayout, read_run_config
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
-from tabbench.models.registry import model_label, order_models
+from tabbench.models.registry import get_models, model_label, order_models
+from tabbench.plots import FIGURE_STEMS
 from tabbench.summary.claims import reproduction_table
 from tabbench.summary.rule_summary import paper_claims
 
@@ -98,8 +99,6 @@ def _epochs_of(models: Sequence[str], epochs: Mapping[str, Any]) -> dict[str, An
     """The ``epochs`` settings of ``models`` only, in their order: a folder's resolved settings
     hold every registered model's keys (LightGBM's too where the study did not train it). A
     model not registered here (its plugin not installed) has nothing to show."""
-    from tabbench.models.registry import get_models
-
     specs = get_models()
     keys = dict.fromkeys(k for m in models if m in specs for k in specs[m].epochs_keys)
     return {k: epochs[k] for k in keys if k in epochs}
@@ -248,8 +247,6 @@ def write_description(results: str | Path, out: str | Path, selected: pd.DataFra
     """Write :func:`describe_study` of ``results`` (its settings) for the summary ``frames`` of
     ``selected``, whose figures are in ``figures_dir``, to ``out``'s summary folder
     (:data:`DESCRIPTION_FILE`), atomically; returns the path."""
-    from tabbench.plots import FIGURE_STEMS
-
     path = Path(ResultsLayout(out).summary(DESCRIPTION_FILE))
     path.parent.mkdir(parents=True, exist_ok=True)
     text = describe_study(os.path.normpath(out), os.path.normpath(figures_dir),

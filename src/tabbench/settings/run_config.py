@@ -37,6 +37,7 @@ import os
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -197,8 +198,6 @@ def remember(results: PathLike, config: Mapping[str, Any]) -> bool:
     body = {k: v for k, v in config.items() if k not in RECORD_KEYS}
     body[DATA_FOLDER_KEY] = data_folder_record(results, config.get("data_dir") or "data")
     try:
-        from importlib.metadata import version
-
         tb = version("tabbench")
     except Exception:  # not installed (e.g. run from a source tree)
         tb = "unknown"
