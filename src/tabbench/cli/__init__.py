@@ -4,6 +4,9 @@ Every command-line adapter lives in this package, one module per area (``data``,
 ``results``), each with a ``register(subparsers)`` function; this file only assembles them. A
 subcommand is a thin adapter from arguments to one library function, so the library itself
 never parses arguments and the CLI's surface is read in one place.
+
+Layer 10 of docs/design.md §2, the top: it may import every package below it, and no
+library module imports it.
 """
 
 from __future__ import annotations
