@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,6 +53,53 @@ def test_the_history_pattern_finds_what_it_is_for():
         assert HISTORY.search(text), text
     for text in ("the recorder is used to compute", "no longest path", "the old file"):
         assert not HISTORY.search(text), text
+
+
+#: a citation of one of the project's issues or pull requests ("issue N", "PR #N", a bare "#N"),
+#: but not a colour code, a Markdown anchor or an HTML entity; an upstream tracker's issue is
+#: cited with its project's name
+ISSUE_NUMBER = re.compile(
+    r"(?<!pytabkit )(?<!jobstep plugin )\b(?:issues?|PRs?|pull\s+requests?)\s*#?\d+"
+    r"|(?<![\w\"'&#/=-])(?<!\]\()(?<!issue )#\d{1,5}\b(?![\w\"'-])",
+    re.IGNORECASE,
+)
+
+
+def _prose_and_code() -> list[Path]:
+    """What a reader reads as the project's description: code, rules, tests, benchmarks,
+    scripts, examples, the README and the docs' pages (the changelog aside: history is its
+    subject)."""
+    tracked = subprocess.run(["git", "ls-files", "src", "tests", "benchmarks", "scripts",
+                              "examples", "workflow", "Snakefile", "README.md", "docs/*.md"],
+                             cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return [ROOT / name for name in tracked.split()
+            if not (name.startswith("docs/") and "/" in name.removeprefix("docs/"))
+            and name != "docs/changelog.md" and (ROOT / name).is_file()]
+
+
+def test_no_issue_numbers_in_code_benchmarks_scripts_examples_workflow_or_docs():
+    found = []
+    for path in _prose_and_code():
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:  # a data file (parquet, a picture)
+            continue
+        found += [f"{path.relative_to(ROOT)}:{i}: {line.strip()}"
+                  for i, line in enumerate(text.splitlines(), 1) if ISSUE_NUMBER.search(line)]
+    assert found == [], "issue numbers (say what the code does, not which issue asked):\n" + (
+        "\n".join(found))
+
+
+def test_the_issue_number_pattern_finds_what_it_is_for():
+    # the examples are joined from words, so that this file's lines hold none of them
+    for words in (["see", "issue", "12"], ["(issue", "#7)"], ["fixes", "#34"], ["PR", "#3"],
+                  ["(issues", "7,", "15)"], ["pull", "request", "9"]):
+        text = " ".join(words)
+        assert ISSUE_NUMBER.search(text), text
+    for text in ('colour "#000000"', "colour '#999'", "[design](design.md#3-datasets)",
+                 "[§3](#3)", "&#8212;", "## 1. Title", "a quirk (pytabkit issue #40)",
+                 "the jobstep plugin issue #164", "issues its requests", "# 3 models"):
+        assert not ISSUE_NUMBER.search(text), text
 
 
 def test_no_test_functions_in_the_library():
