@@ -232,10 +232,9 @@ def logloss(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import logloss
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(logloss(logits, y), 4)
     0.3657
     """
@@ -266,10 +265,9 @@ def brier(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import brier
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(brier(logits, y), 4)
     0.2381
     """
@@ -299,10 +297,9 @@ def error(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import error
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(error(logits, y), 4)
     0.25
     """
@@ -335,10 +332,9 @@ def auroc(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import auroc
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(auroc(logits, y), 4)
     1.0
     """
@@ -370,10 +366,9 @@ def one_minus_auroc(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import one_minus_auroc
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(one_minus_auroc(logits, y), 4)
     0.0
     """
@@ -408,10 +403,9 @@ def ece(logits: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import ece
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(ece(logits, y), 4)
     0.2645
     """

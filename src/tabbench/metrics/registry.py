@@ -184,8 +184,9 @@ class FusedOutput:
     >>> batched = get_stopping_metric("ts_ref").batched
     >>> batched
     FusedOutput(key='ts_ref')
-    >>> logits = np.array([[[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]]], dtype=np.float32)
-    >>> batched(logits, np.array([0, 1, 0, 0])).round(4)
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
+    >>> batched(logits[None].astype(np.float32), y).round(4)  # one epoch, float32
     array([0.3948])
     """
 
@@ -329,9 +330,8 @@ def stopping_metrics_batched(
     --------
     >>> import numpy as np
     >>> from tabbench.metrics import stopping_metrics_batched
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=200)
-    >>> z = np.eye(2)[y] + rng.normal(size=(200, 2))
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> z, y = noisy_logits(200, 2, scale=1.0)
     >>> out = stopping_metrics_batched(np.stack([z, 4 * z]), y)  # two epochs
     >>> sorted(out)
     ['auroc', 'beta', 'brier', 'error', 'ir_ref', 'logloss', 'ts_ref', 'ts_ref_brier',
@@ -404,11 +404,9 @@ def stopping_metrics(logits: np.ndarray, y: np.ndarray) -> dict[str, float]:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import stopping_metrics
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=200)
-    >>> z = 4.0 * (np.eye(2)[y] + rng.normal(size=(200, 2)))
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> z, y = noisy_logits(200, 2, scale=4.0)
     >>> {m: round(v, 3) for m, v in stopping_metrics(z, y).items()}
     {'logloss': 0.826, 'brier': 0.383, 'error': 0.22, 'auroc': 0.157, 'ts_ref': 0.475,
      'ts_ref_brier': 0.316, 'ts_ref_cv5': 0.489, 'ir_ref': 0.433}
