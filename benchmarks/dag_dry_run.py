@@ -1,4 +1,4 @@
-"""How long `snakemake -n` takes for the full study (issue 7: < 60 s on 2 cores).
+"""How long `snakemake -n` takes for the full study (the target: < 60 s on 2 cores).
 
 The full study is the `paper` preset: the 200 datasets of ye2024, 3 models, 5 splits, so with
 196 kept datasets 3 × 196 × 5 = 2,940 train jobs. This script builds, in a temporary copy of

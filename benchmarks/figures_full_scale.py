@@ -1,6 +1,6 @@
 """How long does regenerating every figure from cached results take?
 
-Targets (issue 6): < 30 s for a demo-size results folder, < 2 min for one the size of the full
+Targets: < 30 s for a demo-size results folder, < 2 min for one the size of the full
 study (196 datasets × 3 models × 5 splits × 31 configs × up to 1000 epochs ≈ 45M record rows),
 selection + aggregation + figures included. The folders are synthetic
 (tests/fixtures/synthetic.py) and written once under --root (the full one takes several GB and

@@ -1,6 +1,6 @@
 """What re-stopping costs (docs/design.md §16, docs/performance.md): per train job, the disk it
 keeps for ``tabbench restop`` and the training time keeping adds, and the time ``restop`` takes
-to add one stopping metric's column, next to that job's training time (issue 23's target:
+to add one stopping metric's column, next to that job's training time (the target:
 adding one metric costs <= 20 % of the training).
 
 For each (model, dataset) of a processed data folder: the same job (split 0, demo-like configs

@@ -27,6 +27,7 @@ indirections on purpose.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -293,15 +294,57 @@ def _upward_imports(graph: Mapping[str, Mapping[str, list[int]]]) -> list[str]:
     return bad
 
 
+#: how a package's docstring states its layer, numbered as in docs/design.md §2 (1 = the bottom)
+LAYER_SAID = re.compile(r"\blayer (\d+) of docs/design\.md §2", re.IGNORECASE)
+
+
+def _package_folders(src: Path) -> list[Path]:
+    """Every folder below ``src`` that holds Python code, at any depth (data folders aside)."""
+    return sorted(d for d in src.rglob("*") if d.is_dir() and d.name != "__pycache__"
+                  and any(d.rglob("*.py")))
+
+
+def _unstated_layers(src: Path) -> list[str]:
+    """Each package folder below ``src`` without an ``__init__.py``, or whose ``__init__``
+    docstring does not say "layer N of docs/design.md §2" with N its package's layer."""
+    bad = []
+    for folder in _package_folders(src):
+        init = folder / "__init__.py"
+        where = init.relative_to(src)
+        if not init.exists():
+            bad.append(f"{where} is missing")
+            continue
+        said = LAYER_SAID.search(" ".join((ast.get_docstring(ast.parse(init.read_text()))
+                                           or "").split()))
+        layer = _layer_of(folder.relative_to(src).parts[0]) + 1
+        if not said or int(said[1]) != layer:
+            bad.append(f"{where}: its docstring does not say 'layer {layer} of docs/design.md §2'")
+    return bad
+
+
 def test_every_package_has_a_layer_and_a_docstring():
     nodes = {p.stem if p.is_file() else p.name for p in SRC.iterdir()
              if (p.is_file() and p.suffix == ".py" and p.name != "__init__.py")
-             or (p.is_dir() and (p / "__init__.py").exists())}
+             or (p.is_dir() and any(p.rglob("*.py")))}
     for node in sorted(nodes):
         _layer_of(node)
-    for init in sorted(SRC.rglob("__init__.py")):
-        tree = ast.parse(init.read_text())
-        assert ast.get_docstring(tree), f"{init.relative_to(SRC)} has no docstring"
+    assert _unstated_layers(SRC) == []
+    assert ast.get_docstring(ast.parse((SRC / "__init__.py").read_text()))
+
+
+def test_the_package_check_finds_a_missing_init_and_an_unstated_layer(tmp_path):
+    for folder, doc in (("core", "Layer 1 of docs/design.md §2."), ("core/sub", None),
+                        ("metrics", "Layer 1 of docs/design.md\n§2."), ("data", "Data."),
+                        ("data/static", None)):
+        (tmp_path / folder).mkdir()
+        if doc is not None:
+            (tmp_path / folder / "__init__.py").write_text(f'"""{doc}"""\n')
+    (tmp_path / "core" / "sub" / "a.py").write_text("")
+    (tmp_path / "data" / "static" / "table.csv").write_text("")
+    assert _unstated_layers(tmp_path) == [
+        "core/sub/__init__.py is missing",
+        "data/__init__.py: its docstring does not say 'layer 2 of docs/design.md §2'",
+        "metrics/__init__.py: its docstring does not say 'layer 2 of docs/design.md §2'"]
 
 
 def test_imports_run_down_the_layers_only():

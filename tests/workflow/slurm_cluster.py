@@ -164,7 +164,7 @@ class SlurmCluster:
             )
         )
         # snakemake-executor-plugin-slurm-jobstep (0.6.1) strips every SLURM_* variable except
-        # the job id before its inner `srun`, SLURM_CONF included (plugin issue #164). Real
+        # the job id before its inner `srun`, SLURM_CONF included (jobstep plugin issue #164). Real
         # clusters keep slurm.conf at /etc/slurm or serve it configless; our private config is
         # reached through wrappers, first on PATH, that put SLURM_CONF back for every client
         # command (srun in the job step, squeue/scontrol in the rules' own shell commands).

@@ -4,6 +4,9 @@ Every command-line adapter lives in this package, one module per area (``data``,
 ``results``), each with a ``register(subparsers)`` function; this file only assembles them. A
 subcommand is a thin adapter from arguments to one library function, so the library itself
 never parses arguments and the CLI's surface is read in one place.
+
+Layer 10 of docs/design.md §2, the top: it may import every package below it, and no
+library module imports it.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
+import tabbench
 from tabbench.core.extras import MissingExtraError, require_extra
 
 #: modules exposing ``register(subparsers)``; each adds parsers with ``set_defaults(func=...)``
@@ -42,13 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
 def version_line() -> str:
     """``tabbench <version>``: the installed distribution's version (its metadata), else the
     source tree's when it runs uninstalled."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return f"tabbench {version('tabbench')}"
     except PackageNotFoundError:
-        import tabbench
-
         return f"tabbench {tabbench.__version__} (not installed)"
 
 
@@ -64,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MissingExtraError as err:
         print(f"tabbench: error: {err}", file=sys.stderr)
         return 1
-    # after the check: these import the pipeline's packages (pandas among them)
+    # lazy: optional dependency, the pipeline extra (pandas among them) checked just above
     from tabbench.core.io import UnreadableFileError
     from tabbench.data.errors import DataError
     from tabbench.settings.folder import FolderError

@@ -13,9 +13,14 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from tabbench.core.extras import require_extra
 from tabbench.core.nulls import is_null
 from tabbench.settings.table import default
 from tabbench.summary.select import EPOCH_TIES
+
+require_extra("pipeline", __name__)
+
+import yaml  # noqa: E402  (after the check)
 
 
 def boolean(text: str) -> bool:
@@ -108,8 +113,6 @@ def patience_setting(text: str) -> Any:
     """The ``patience`` setting as text (YAML or JSON): a list of patiences for every model,
     a mapping model -> list, ``[]`` (no patience rule) or a null spelling (each model's
     defaults); :func:`tabbench.summary.stopping_rules.patiences_for` reads it."""
-    import yaml
-
     if is_null(text):
         return None
     try:

@@ -23,8 +23,9 @@ from pathlib import Path
 from tabbench.cli.args import boolean, field_default, optional_int, optional_str
 from tabbench.data.filtering import FilterParams
 from tabbench.data.manifest import suite_names
-from tabbench.data.pipeline import collect_step, fetch_step, filter_step, split_step
+from tabbench.data.pipeline import OFFLINE_ADVICE, collect_step, fetch_step, filter_step, split_step
 from tabbench.data.sources import SOURCE_NAMES, SourceOptions
+from tabbench.data.sources.reachability import probe_and_store
 from tabbench.settings.table import default
 
 DEFAULT_DEMO_DIR = "data/demo"
@@ -65,10 +66,6 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 
 def _cmd_probe_openml(args: argparse.Namespace) -> int:
     """One or two lines on stderr (the workflow runs this at its start, in the terminal)."""
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.data.pipeline import OFFLINE_ADVICE
-    from tabbench.data.sources.reachability import probe_and_store
-
     state = probe_and_store(
         args.state_dir, args.openml_server, args.openml_cache_dir, args.openml_timeout
     )

@@ -15,18 +15,20 @@ from tabbench.cli.train import (
     given_trainer_options,
     hardware_from,
 )
+from tabbench.core.extras import require_extra
+from tabbench.core.gpu import GpuUnavailableError
+from tabbench.core.io import reading
+from tabbench.diagnostics.replay import ReplayMismatchError, ReplaySpec, run_replay_job
+from tabbench.diagnostics.tables import diagnose, read_diagnostics
 from tabbench.settings.table import default
 from tabbench.study.specs import JobFiles
 
+require_extra("pipeline", __name__)
+
+import pyarrow.parquet as pq  # noqa: E402  (after the check)
+
 
 def _replay(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    import pyarrow.parquet as pq
-
-    from tabbench.core.gpu import GpuUnavailableError
-    from tabbench.core.io import reading
-    from tabbench.diagnostics.replay import ReplayMismatchError, ReplaySpec, run_replay_job
-
     with reading(args.runs):
         models = pq.read_table(args.runs, columns=["model"]).column("model").unique().to_pylist()
     options = given_trainer_options(args, str(models[0]), "tabbench replay") if models else {}
@@ -43,17 +45,13 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.diagnostics.tables import diagnose
-
     frames = diagnose(args.results, args.out, args.pairs, args.n_splits, args.jobs)
     print(json.dumps(frames["meta"]))
     return 0
 
 
 def _figures(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.diagnostics.tables import read_diagnostics
+    # lazy: matplotlib, ~1 s that every other `tabbench` call would pay (all parsers are built)
     from tabbench.plots.diagnostics import make_diagnostic_figures
 
     make_diagnostic_figures(read_diagnostics(args.tables), args.out)

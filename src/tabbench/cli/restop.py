@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 from tabbench.cli.args import positive_int
+from tabbench.study.restop import restop_folder
+from tabbench.study.retry import RetryError, reopen_failed
 
 
 def _restop(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.study.restop import restop_folder
-
     if not Path(args.results, "runs").is_dir():
         print(f"tabbench restop: error: {args.results}/runs does not exist (not a results "
               "folder, or nothing trained yet)", file=sys.stderr)
@@ -25,9 +24,6 @@ def _restop(args: argparse.Namespace) -> int:
 
 
 def _retry_failed(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.study.retry import RetryError, reopen_failed
-
     try:
         jobs = reopen_failed(args.results, progress=sys.stdout)
     except RetryError as err:

@@ -9,19 +9,34 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from tabbench.cli.args import add_epoch_ties, patience_setting, positive_int, results_folder
+from tabbench.core.io import write_text_atomic
+from tabbench.plots import make_figures
+from tabbench.report.page_tables import PageInputs, names_in, page_inputs, regenerate_page
+from tabbench.report.publish import PublishError, is_published, publish
+from tabbench.report.publish_merge import Take, merge_published
+from tabbench.report.redraw import (
+    FOLDER,
+    Redraw,
+    collect_selected,
+    regenerate,
+    summary_frames,
+)
 from tabbench.settings.table import PAPER_LARGE_ROWS as LARGE_ROWS
 from tabbench.settings.table import default
+from tabbench.summary.aggregate import aggregate, read_summary
+from tabbench.summary.claims import reproduction_table
+from tabbench.summary.rule_summary import answer_markdown, rules_answer
+from tabbench.summary.select import write_selected
+from tabbench.summary.view import view_from_config
 
 ROPE_PERCENT = default("rope_percent")
 
 
 def _select(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.summary.select import write_selected
-
     df = write_selected(args.runs, args.out, args.epoch_ties, args.patience)
     print(f"selected {len(df)} rows from {len(args.runs)} record files -> {args.out}")
     return 0
@@ -36,10 +51,6 @@ def _view_settings(args: argparse.Namespace) -> dict:
 
 
 def _aggregate(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.summary.aggregate import aggregate
-    from tabbench.summary.view import view_from_config
-
     frames = aggregate(args.selected, args.out, args.runs_dir, args.large_rows, args.rope,
                        view_from_config(_view_settings(args)))
     print(json.dumps(frames["meta"]))
@@ -48,15 +59,9 @@ def _aggregate(args: argparse.Namespace) -> int:
 
 def _figures(args: argparse.Namespace) -> int:
     if args.summary is not None:
-        from tabbench.plots import make_figures
-        from tabbench.summary.aggregate import read_summary
-
         make_figures(read_summary(args.summary), args.out)
         print(f"figures from {args.summary} -> {args.out}")
         return 0
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.report.redraw import Redraw, regenerate
-
     redraw = Redraw(args.large_rows, args.rope, _view_settings(args), args.patience)
     timing = regenerate(args.results, args.out, redraw, args.jobs, args.reselect,
                         figures_dir=args.figures_dir, data=args.data)
@@ -66,9 +71,6 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def _stopping_rules(args: argparse.Namespace) -> int:
-    from tabbench.report.redraw import collect_selected, summary_frames
-    from tabbench.summary.rule_summary import answer_markdown, rules_answer
-
     selected, _ = collect_selected(args.results, args.jobs, patience=args.patience)
     frames, large_rows = summary_frames(args.results, selected)
     answer = rules_answer(frames["claims"], frames["rules"])
@@ -77,12 +79,6 @@ def _stopping_rules(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    import tempfile
-
-    from tabbench.report.publish import PublishError, is_published, publish
-    from tabbench.report.publish_merge import Take, merge_published
-
     max_bytes = int(args.max_mb * 2**20)
     try:
         if args.onto is None:
@@ -134,8 +130,6 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
 
 
 def _add_patience_option(p: argparse.ArgumentParser) -> None:
-    from tabbench.report.redraw import FOLDER
-
     p.add_argument("--patience", type=patience_setting, default=FOLDER, metavar="YAML",
                    help="config patience: the patience stopping rule's patiences, a list for "
                         "every model ('[20, 50]') or a mapping ('{xgboost: [20], mlp: [8]}'), "
@@ -146,11 +140,6 @@ def _add_patience_option(p: argparse.ArgumentParser) -> None:
 
 
 def _claims_table(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.core.io import write_text_atomic
-    from tabbench.report.page_tables import PageInputs, names_in, page_inputs, regenerate_page
-    from tabbench.summary.claims import reproduction_table
-
     inputs = page_inputs(args.results, args.jobs)
     if args.page is None:
         print(reproduction_table(inputs.frames["claims"]))

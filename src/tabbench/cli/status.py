@@ -8,12 +8,10 @@ import sys
 from pathlib import Path
 
 from tabbench.cli.args import results_folder
+from tabbench.study.status import StatusError, render, study_status
 
 
 def _status(args: argparse.Namespace) -> int:
-    # loaded when the subcommand runs: every `tabbench` call builds all the parsers
-    from tabbench.study.status import StatusError, render, study_status
-
     try:
         status = study_status(args.results, args.data, args.workers)
     except StatusError as err:

@@ -19,6 +19,7 @@ the system temp dir), not NFS.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import re
@@ -39,13 +40,13 @@ class GpuUnavailableError(RuntimeError):
 
 
 def _cuda_available() -> bool:
-    import torch  # lazy: importing torch costs ~1 s and this module is also used by CPU jobs
+    import torch  # lazy: torch costs 1 to 3 s to import, and CPU jobs use this module too
 
     return bool(torch.cuda.is_available())
 
 
 def _cuda_device_count() -> int:
-    import torch
+    import torch  # lazy: torch costs 1 to 3 s to import, and CPU jobs use this module too
 
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
@@ -116,8 +117,6 @@ def check_slots(slots_per_device: object) -> int:
 
 def _try_lock(path: Path) -> int | None:
     """Open `path` and take an exclusive non-blocking flock; the fd on success, else None."""
-    import fcntl
-
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except PermissionError:

@@ -28,12 +28,16 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tabbench.core.extras import require_extra
 from tabbench.core.layout import rebuild_hint
 
-if TYPE_CHECKING:  # imported where used: the CLI imports this module for its error type
-    import pandas as pd
+require_extra("pipeline", __name__)
+
+import pandas as pd  # noqa: E402  (after the check)
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
 
 _UMASK_LOCK = threading.Lock()
 
@@ -93,9 +97,6 @@ def write_parquet_atomic(
         if not metadata:
             df.to_parquet(tmp, index=False)
             return
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         table = pa.Table.from_pandas(df, preserve_index=False)
         merged = dict(table.schema.metadata or {})
         merged.update({k.encode(): v.encode() for k, v in metadata.items()})
@@ -152,8 +153,6 @@ def reading(path: str | os.PathLike[str]) -> Iterator[None]:
     """Inside the block, what reading ``path`` as parquet raises for damaged bytes (pyarrow's
     errors; an ``OSError`` such as "Corrupt snappy compressed data") becomes
     :class:`UnreadableFileError`. A missing or forbidden file stays the error it is."""
-    import pyarrow as pa
-
     try:
         yield
     except _NOT_DAMAGE:
@@ -166,8 +165,6 @@ def reading(path: str | os.PathLike[str]) -> Iterator[None]:
 
 def read_parquet(path: str | os.PathLike[str], **kwargs: Any) -> pd.DataFrame:
     """``pd.read_parquet(path, **kwargs)`` under :func:`reading`."""
-    import pandas as pd
-
     with reading(path):
         return pd.read_parquet(path, **kwargs)
 
@@ -176,8 +173,6 @@ def check_parquet(paths: Iterable[str | os.PathLike[str]]) -> None:
     """:class:`UnreadableFileError` for the first of ``paths`` whose footer (schema and row
     groups, at the end of the file) cannot be read: a truncated, empty or foreign file. Cheap
     (no data is read), so a command can check the files a reader it does not own will open."""
-    import pyarrow.parquet as pq
-
     for path in paths:
         with reading(path):
             pq.read_metadata(path)

@@ -20,6 +20,7 @@ two entry points claim.
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -197,8 +198,6 @@ def load_object(target: str) -> Any:
     object
         The attribute.
     """
-    import importlib
-
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"expected 'module:attribute', got {target!r}")

@@ -23,8 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import tabbench
+from tabbench.core.extras import require_extra
 from tabbench.core.io import reading
 from tabbench.core.layout import runs_file
+
+require_extra("pipeline", __name__)
+
+import pyarrow.parquet as pq  # noqa: E402  (after the check)
 
 #: parquet key-value metadata key of a runs file's provenance (JSON)
 PARQUET_KEY = "tabbench.core.provenance"
@@ -128,8 +133,6 @@ def read_runs_provenance(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     (before provenance was recorded). A damaged file is a
     :class:`tabbench.core.io.UnreadableFileError`
     (aggregation reads every runs file's provenance: this is where it meets one)."""
-    import pyarrow.parquet as pq
-
 
     with reading(path):
         meta = pq.read_schema(path).metadata or {}

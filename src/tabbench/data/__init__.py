@@ -7,6 +7,9 @@
 - :mod:`~tabbench.data.splits`: 64/16/20 splits;
 - :mod:`~tabbench.data.pipeline`: the file-to-file steps the ``tabbench data`` commands run;
 - :mod:`~tabbench.data.dataset`: the on-disk contract and :func:`load_split_data`.
+
+Layer 2 of docs/design.md §2: it may import only ``core``; never ``models`` (trainers
+consume data, data does not know trainers).
 """
 
 from tabbench.core.extras import require_extra

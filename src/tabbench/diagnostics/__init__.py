@@ -18,6 +18,9 @@ The replay itself (retraining the selected models for their logits) is
 :mod:`tabbench.diagnostics.replay`;
 the figures are :mod:`tabbench.plots.diagnostics`. Importing this package imports nothing heavy
 (the workflow reads :mod:`~tabbench.diagnostics.paths` at parse time).
+
+Layer 7 of docs/design.md §2: it may import the layers below (``core`` to ``study``: a
+replay retrains a study's chosen models); its figures are ``plots``', a layer above.
 """
 
 from tabbench.core.extras import require_extra

@@ -57,6 +57,7 @@ from math import comb
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.summary.comparisons import relative_regret
@@ -222,7 +223,5 @@ def split_selection_bias(columns: Mapping[str, np.ndarray], sizes: Sequence[int]
 
 def read_columns(path, stoppings: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """The columns of :func:`needed_columns` of one runs file, as numpy arrays."""
-    import pyarrow.parquet as pq
-
     table = pq.read_table(path, columns=needed_columns(stoppings))
     return {name: table.column(name).to_numpy() for name in table.column_names}

@@ -17,6 +17,9 @@ exception):
 
 Names are imported on first access (PEP 562), so that reading the registry — which the workflow
 does when it parses — does not import scikit-learn and the numerical kernels.
+
+Layer 2 of docs/design.md §2: it may import only ``core`` and ``_scores`` (layer 1, both in
+the light install); the public API and the pipeline's packages stand on it.
 """
 
 from __future__ import annotations

@@ -377,9 +377,8 @@ def metrics_on_test_batched(
     --------
     >>> import numpy as np
     >>> from tabbench.metrics import metrics_on_test_batched
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=200)
-    >>> z = 3.0 * (np.eye(2)[y] + rng.normal(size=(200, 2)))
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> z, y = noisy_logits(200, 2, scale=3.0)
     >>> out = metrics_on_test_batched(np.stack([z, 2 * z]), y, np.array([0.5, 0.25]), n_fit=100)
     >>> {m: v.round(3).tolist() for m, v in out.items() if m.startswith("logloss")}  # β·z alike
     {'logloss': [0.67, 1.163], 'logloss_ts': [0.49, 0.49]}

@@ -41,7 +41,8 @@ def cv_folds(y: np.ndarray, n_splits: int = CV_FOLDS, seed: int = CV_SEED) -> np
     >>> print(cv_folds(np.array([0, 1, 0])))  # fewer samples than folds
     None
     """
-    from sklearn.model_selection import StratifiedKFold  # lazy: slow to import
+    # lazy: scikit-learn takes ~2.5 s to import; tabbench.stopping loads without it
+    from sklearn.model_selection import StratifiedKFold
 
     folds = np.full(len(y), -1, dtype=np.int64)
     skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tabbench.core.extras import require_extra
 from tabbench.metrics._checks import check_single
 
 #: ECE bins (docs/design.md §4: 15 equal-width bins on the top-label confidence).
@@ -173,10 +174,8 @@ def smece_proba(p: np.ndarray, y: np.ndarray) -> float:
     miscalibration. relplot is imported here only (it imports seaborn), and comes with the
     ``pipeline`` extra (the diagnostics tables are its only user).
     """
-    from tabbench.core.extras import require_extra
-
     require_extra("pipeline", "smooth ECE (tabbench.metrics.losses.smece_proba)")
-    import relplot
+    import relplot  # lazy: optional dependency, the pipeline extra checked above
 
     conf, correct = relplot.multiclass_logits_to_confidences(
         np.asarray(p, dtype=np.float64), np.asarray(y), probs=True)
@@ -191,7 +190,7 @@ def auroc_scores(scores: np.ndarray, y: np.ndarray) -> float:
     Binary (K = 2): the usual AUROC of class 1 (class 0's one-vs-rest AUROC is identical).
     Ties count one half (Mann–Whitney U with mid-ranks).
     """
-    from scipy.stats import rankdata
+    from scipy.stats import rankdata  # lazy: scipy.stats takes ~1 s; other losses skip it
 
     scores = np.asarray(scores, dtype=np.float64)
     n, k = scores.shape
@@ -233,10 +232,9 @@ def logloss(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import logloss
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(logloss(logits, y), 4)
     0.3657
     """
@@ -267,10 +265,9 @@ def brier(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import brier
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(brier(logits, y), 4)
     0.2381
     """
@@ -300,10 +297,9 @@ def error(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import error
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(error(logits, y), 4)
     0.25
     """
@@ -336,10 +332,9 @@ def auroc(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import auroc
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(auroc(logits, y), 4)
     1.0
     """
@@ -371,10 +366,9 @@ def one_minus_auroc(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import one_minus_auroc
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(one_minus_auroc(logits, y), 4)
     0.0
     """
@@ -409,10 +403,9 @@ def ece(logits: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import ece
-    >>> logits = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]])
-    >>> y = np.array([0, 1, 0, 0])
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
     >>> round(ece(logits, y), 4)
     0.2645
     """

@@ -190,6 +190,7 @@ def _pav(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
         out = np.ascontiguousarray(values, dtype=np.float64).copy()
         _pav_inplace(out, np.ascontiguousarray(weights, dtype=np.float64).copy())
         return out
+    # lazy: only where sklearn's private kernel is missing (scipy.optimize takes ~0.6 s)
     from scipy.optimize import isotonic_regression
 
     return np.asarray(isotonic_regression(values, weights=weights).x)

@@ -65,11 +65,9 @@ def ts_ref(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import logloss, ts_ref
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=300)
-    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(300, 3)))  # over-confident
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> logits, y = noisy_logits(300, 3, scale=4.0)  # over-confident
     >>> round(logloss(logits, y), 4), round(ts_ref(logits, y), 4)
     (1.6808, 0.8766)
     """
@@ -100,11 +98,9 @@ def ts_ref_brier(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import logloss, ts_ref_brier
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=300)
-    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(300, 3)))  # over-confident
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> logits, y = noisy_logits(300, 3, scale=4.0)  # over-confident
     >>> round(logloss(logits, y), 4), round(ts_ref_brier(logits, y), 4)
     (1.6808, 0.5134)
     """
@@ -136,11 +132,9 @@ def ts_ref_cv5(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import logloss, ts_ref_cv5
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=300)
-    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(300, 3)))  # over-confident
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> logits, y = noisy_logits(300, 3, scale=4.0)  # over-confident
     >>> round(logloss(logits, y), 4), round(ts_ref_cv5(logits, y), 4)
     (1.6808, 0.878)
     """
@@ -160,6 +154,7 @@ def ts_ref_cv5(logits: np.ndarray, y: np.ndarray) -> float:
 def isotonic_fit_predict(scores: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Increasing isotonic regression of ``target`` on ``scores``, evaluated at the scores.
     Exact ties are averaged first (as sklearn's IsotonicRegression does)."""
+    # lazy: scikit-learn takes ~2.5 s to import; tabbench.stopping loads without it
     from sklearn.isotonic import isotonic_regression
 
     uniq, inv = np.unique(scores, return_inverse=True)
@@ -196,11 +191,9 @@ def ir_ref(logits: np.ndarray, y: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import logloss, ir_ref
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=300)
-    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(300, 3)))  # over-confident
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> logits, y = noisy_logits(300, 3, scale=4.0)  # over-confident
     >>> round(logloss(logits, y), 4), round(ir_ref(logits, y), 4)
     (1.6808, 0.8151)
     """

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from tabbench.core.plugins import check_id, load_registrations
+from tabbench.metrics._checks import check_batched, check_single
 
 #: the entry-point group of stopping metrics
 GROUP = "tabbench.stopping_metrics"
@@ -183,15 +184,16 @@ class FusedOutput:
     >>> batched = get_stopping_metric("ts_ref").batched
     >>> batched
     FusedOutput(key='ts_ref')
-    >>> logits = np.array([[[2.0, 0.0], [0.0, 1.0], [1.0, 1.5], [3.0, 0.0]]], dtype=np.float32)
-    >>> batched(logits, np.array([0, 1, 0, 0])).round(4)
+    >>> from tabbench.metrics.examples import four_samples
+    >>> logits, y = four_samples()
+    >>> batched(logits[None].astype(np.float32), y).round(4)  # one epoch, float32
     array([0.3948])
     """
 
     key: str
 
     def __call__(self, logits: np.ndarray, y: np.ndarray) -> np.ndarray:
-        # numpy kernels load on the first computation: reading the registry stays light
+        # lazy: the kernels (with scikit-learn, ~3 s) load on the first computation
         from tabbench.metrics.batched import fused_stopping_metrics
 
         return fused_stopping_metrics(logits, y)[self.key]
@@ -328,9 +330,8 @@ def stopping_metrics_batched(
     --------
     >>> import numpy as np
     >>> from tabbench.metrics import stopping_metrics_batched
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=200)
-    >>> z = np.eye(2)[y] + rng.normal(size=(200, 2))
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> z, y = noisy_logits(200, 2, scale=1.0)
     >>> out = stopping_metrics_batched(np.stack([z, 4 * z]), y)  # two epochs
     >>> sorted(out)
     ['auroc', 'beta', 'brier', 'error', 'ir_ref', 'logloss', 'ts_ref', 'ts_ref_brier',
@@ -338,10 +339,7 @@ def stopping_metrics_batched(
     >>> {m: out[m].round(3).tolist() for m in ("logloss", "ts_ref", "beta")}
     {'logloss': [0.476, 0.826], 'ts_ref': [0.475, 0.475], 'beta': [1.061, 0.265]}
     """
-    # numpy kernels load on the first computation: reading the registry stays light
-    from tabbench.metrics._checks import check_batched
-
-    # numpy kernels load on the first computation: reading the registry stays light
+    # lazy: the kernels (with scikit-learn, ~3 s) load on the first computation
     from tabbench.metrics.batched import fused_stopping_metrics
 
     registry = _registry()
@@ -406,18 +404,13 @@ def stopping_metrics(logits: np.ndarray, y: np.ndarray) -> dict[str, float]:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import stopping_metrics
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=200)
-    >>> z = 4.0 * (np.eye(2)[y] + rng.normal(size=(200, 2)))
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> z, y = noisy_logits(200, 2, scale=4.0)
     >>> {m: round(v, 3) for m, v in stopping_metrics(z, y).items()}
     {'logloss': 0.826, 'brier': 0.383, 'error': 0.22, 'auroc': 0.157, 'ts_ref': 0.475,
      'ts_ref_brier': 0.316, 'ts_ref_cv5': 0.489, 'ir_ref': 0.433}
     """
-    # numpy kernels load on the first computation: reading the registry stays light
-    from tabbench.metrics._checks import check_single
-
     z, labels = check_single(logits, y)
     return {
         m: float(metric.reference(z, labels))

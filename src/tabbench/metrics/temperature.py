@@ -72,9 +72,8 @@ def fit_temperature_batched(
     --------
     >>> import numpy as np
     >>> from tabbench.metrics import fit_temperature_batched
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=200)
-    >>> z = np.eye(2)[y] + rng.normal(size=(200, 2))
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> z, y = noisy_logits(200, 2, scale=1.0)
     >>> epochs = np.stack([z, 3.0 * z, np.full_like(z, np.nan)])  # the last one diverged
     >>> fit_temperature_batched(epochs, y).round(3)  # 3z needs a third of z's β
     array([1.061, 0.354,   nan])
@@ -151,11 +150,9 @@ def fit_temperature_bisection(logits: np.ndarray, y: np.ndarray, n_steps: int = 
 
     Examples
     --------
-    >>> import numpy as np
     >>> from tabbench.metrics import fit_temperature, fit_temperature_bisection
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=300)
-    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(300, 3)))
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> logits, y = noisy_logits(300, 3, scale=4.0)
     >>> abs(fit_temperature_bisection(logits, y) - fit_temperature(logits, y)) < 1e-6
     True
     """

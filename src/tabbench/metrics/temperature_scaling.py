@@ -109,11 +109,9 @@ class TemperatureScaling(ClassifierMixin, BaseEstimator):
     --------
     Over-confident validation logits: the temperature softens them (β < 1).
 
-    >>> import numpy as np
     >>> from tabbench.calibration import TemperatureScaling
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 3, size=500)
-    >>> logits = 4.0 * (np.eye(3)[y] + rng.normal(size=(500, 3)))
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> logits, y = noisy_logits(500, 3, scale=4.0)
     >>> ts = TemperatureScaling().fit(logits, y)
     >>> round(ts.beta_, 3)
     0.275

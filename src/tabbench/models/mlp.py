@@ -187,8 +187,6 @@ class MLPTrainer:
         return mlp_stacked.stack_key(params)
 
     def member_bytes(self, params: Mapping[str, Any], data: SplitData) -> int:
-        from tabbench.models import mlp_stacked
-
         return mlp_stacked.member_bytes(params, data, self.max_one_hot_levels)
 
     def train_members(
@@ -196,8 +194,6 @@ class MLPTrainer:
     ) -> Iterator[GroupChunk]:
         """Train ``params`` together as members of one stacked MLP
         (:mod:`tabbench.models.mlp_stacked`)."""
-        from tabbench.models import mlp_stacked
-
         return mlp_stacked.train_members(
             params, data, ctxs, chunk_epochs=self.chunk_epochs,
             max_chunk_bytes=self.max_chunk_bytes, max_one_hot_levels=self.max_one_hot_levels)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabbench import metrics as default_metrics
 from tabbench.metrics.registry import stopping_metric_ids
 from tabbench.models.base import EpochChunk, SplitData
 from tabbench.models.runs_schema import (
@@ -87,9 +88,8 @@ class EpochRecorder:
 
     def __init__(self, key: RunKey, params: Mapping[str, Any], labels: Labels, n_epochs: int,
                  metrics: ModuleType | None = None) -> None:
-        if metrics is None:
-            import tabbench.metrics as metrics  # its kernels load on the first record only
-        self._metrics = metrics
+        # the package's kernels load on the first record only
+        self._metrics = default_metrics if metrics is None else metrics
         self._const: dict[str, Any] = {
             "model": str(key.model),
             "dataset": str(key.dataset),

@@ -91,6 +91,7 @@ class MarginPredictor:
         self._lib = None
         if fast:
             try:
+                # lazy: xgboost's private API, which may be absent (the slower path then)
                 from xgboost.core import _LIB, c_bst_ulong
 
                 self._lib, self._ulong = _LIB, c_bst_ulong

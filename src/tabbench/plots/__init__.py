@@ -7,6 +7,9 @@ them is cheap and independent of training. Each figure function returns the numb
 
 Importing this package does not import matplotlib (the Snakemake rule files import
 :data:`FIGURE_STEMS` at parse time); :func:`make_figures` does.
+
+Layer 8 of docs/design.md §2: it may import the layers below (``core`` to ``diagnostics``),
+and draws from their tables only.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt  # noqa: E402  (after style sets the backend)
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from tabbench.plots.boxes import REGIME_TITLES
 from tabbench.plots.style import (
@@ -33,8 +34,6 @@ VAL_LINTHRESH = 0.01
 
 def _val_axis(ax, values) -> None:
     """Symlog x axis of validation gains (all ≤ 0): labelled once per decade."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter
-
     ax.set_xscale("symlog", linthresh=VAL_LINTHRESH)
     v = [float(x) for x in values if np.isfinite(x)] or [0.0]
     decades = int(np.clip(np.ceil(np.log10(max(-min(v), 1.0))), 0, 2))  # −1 … −100 %

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from autorank import plot_stats
+from autorank._util import RankResult
 
 from tabbench.plots.style import (
     WIDTH,
@@ -32,8 +34,6 @@ _SUBSET_TITLES = {"all": "all datasets", "large": "large datasets"}
 def _rank_result(panel: pd.DataFrame):
     """autorank's result for one panel, rebuilt from the ranks table (what its CD drawing
     reads: the mean ranks, sorted, and the critical difference)."""
-    from autorank._util import RankResult
-
     ranks = panel.set_index("method")["mean_rank"].sort_values()
     first = panel.iloc[0]
     fields = dict.fromkeys(RankResult._fields)
@@ -46,8 +46,6 @@ def _rank_result(panel: pd.DataFrame):
 def cd_diagrams(summary: dict, out_dir: str | Path) -> dict:
     """One CD diagram per (subset, model, regime) of the ranks table; returns the mean ranks
     and critical difference drawn per panel."""
-    from autorank import plot_stats
-
     ranks: pd.DataFrame = summary.get("ranks", pd.DataFrame())
     keys = ([] if ranks is None or ranks.empty else
             list(ranks[["subset", "model", "regime"]].drop_duplicates().itertuples(

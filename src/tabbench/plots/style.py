@@ -13,6 +13,7 @@ matplotlib.use("Agg")  # figures are files; never open a window (also on headles
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, SymmetricalLogLocator
 
 from tabbench.core.io import atomic_path  # noqa: E402
 
@@ -105,8 +106,6 @@ def symlog_percent_axis(ax, values) -> None:
     """Symlog y axis with linear range ±1 % (paper Fig. 5), plain tick labels (−10, −1, 0, 1,
     10 %) instead of matplotlib's 10^k notation, and limits that end on a labelled tick so the
     reader can tell the range."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, SymmetricalLogLocator
-
     ax.set_yscale("symlog", linthresh=1)
     v = [float(x) for x in values if np.isfinite(x)] or [0.0]
     lo, hi = min(v), max(v)

@@ -54,7 +54,9 @@ from tabbench.report.machine_paths import without_machine_paths
 from tabbench.report.study_description import DESCRIPTION_FILE
 from tabbench.settings.folder import ResultsFolder
 from tabbench.study.status import StatusError, study_status
+from tabbench.summary.aggregate import load_selected
 from tabbench.summary.select import lacks_columns, write_selected
+from tabbench.summary.stopping_rules import rule_choices, selected_choices
 
 #: the data stage's dataset table, at the root of a copy
 DATASET_TABLE = "datasets.csv"
@@ -155,9 +157,6 @@ def _other_rules(pair, patience: object) -> bool:
     runs are there: the summary then
     selected it again in memory (:func:`tabbench.report.redraw.collect_selected`), and
     so does the copy."""
-    from tabbench.summary.aggregate import load_selected
-    from tabbench.summary.stopping_rules import rule_choices, selected_choices
-
     if not pair.runs:
         return False
     cached = load_selected([pair.selected])

@@ -16,6 +16,7 @@ equal those of ``snakemake figures`` on the same folder.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -35,7 +36,9 @@ from tabbench.core.layout import (
     replay_sidecar,
 )
 from tabbench.core.suggest import did_you_mean
+from tabbench.data.class_balance import BALANCE_COLUMNS, class_balance
 from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagnostics
+from tabbench.plots import make_figures
 from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.study_description import write_description
 from tabbench.settings.folder import ResultsFolder
@@ -215,8 +218,6 @@ def folder_balance(results: str | Path, datasets: list[str],
     from the data folder ``data``, else the folder's own (its settings say where:
     :attr:`tabbench.settings.folder.ResultsFolder.data_dir`); for a dataset that folder lacks (a
     published copy has none), what the folder's last ``summary/heterogeneity.parquet`` kept."""
-    from tabbench.data.class_balance import BALANCE_COLUMNS, class_balance
-
     where = Path(data) if data is not None else ResultsFolder.open(results).data_dir
     found = class_balance(where, datasets)
     kept = Path(ResultsLayout(results).summary(SUMMARY_FILES["heterogeneity"]))
@@ -276,8 +277,6 @@ def regenerate(results: str | Path, out: str | Path, redraw: Redraw | None = Non
     summary (``tabbench publish --onto`` ships no figure; drawing them is most of the time).
     The stopping rules' patiences are ``redraw``'s too (:func:`collect_selected`); ``data``:
     where the class balance is read (:func:`folder_balance`)."""
-    from tabbench.plots import make_figures
-
     results = ResultsFolder.open(results)  # read once: every step below asks it
     t0 = time.perf_counter()
     patience = FOLDER if redraw is None else redraw.patience
@@ -309,9 +308,6 @@ def _keep_published_provenance(results: str | Path, meta: dict) -> bool:
     """A published copy (:mod:`tabbench.report.publish`) holds one runs file, not the study's: its
     ``meta.json`` keeps the provenance and the failure counts of every runs file the study had,
     and says it is a copy. Returns whether ``results`` is such a copy."""
-    import json
-
-
     if not is_published(results):
         return False
     shipped = json.loads(Path(ResultsLayout(results).summary(META)).read_text())
@@ -332,6 +328,7 @@ def regenerate_diagnostics(results: str | Path, out: str | Path, jobs: int | Non
 
     A published copy (:mod:`tabbench.report.publish`) ships neither its runs nor its replays but the
     tables computed from them: those are copied and drawn (``diagnostics_from: published``)."""
+    # lazy: matplotlib takes ~1 s to import; the workflow's parse imports this module
     from tabbench.plots.diagnostics import make_diagnostic_figures
 
     mine, theirs = ResultsLayout(out).diagnostics_dir, ResultsLayout(results).diagnostics_dir

@@ -32,6 +32,7 @@ from tabbench.core.io import write_text_atomic
 from tabbench.core.layout import ResultsLayout
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.models.registry import model_label, order_models
+from tabbench.plots import FIGURE_STEMS
 from tabbench.settings.folder import ModelRun, ResultsFolder
 from tabbench.summary.claims import reproduction_table
 from tabbench.summary.rule_summary import paper_claims
@@ -256,8 +257,6 @@ def write_description(results: str | Path, out: str | Path, selected: pd.DataFra
     """Write :func:`describe_study` of ``results`` (its settings) for the summary ``frames`` of
     ``selected``, whose figures are in ``figures_dir``, to ``out``'s summary folder
     (:data:`DESCRIPTION_FILE`), atomically; returns the path."""
-    from tabbench.plots import FIGURE_STEMS
-
     path = Path(ResultsLayout(out).summary(DESCRIPTION_FILE))
     path.parent.mkdir(parents=True, exist_ok=True)
     text = describe_study(os.path.normpath(out), os.path.normpath(figures_dir),

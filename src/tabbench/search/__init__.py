@@ -6,6 +6,9 @@ Each model's registration (:mod:`tabbench.models.registry`) names a module with
 torch-free config modules (``tabbench.models``), never the reverse. Config ids
 1..n are drawn by :func:`sample_config` from a seed derived from (global seed, dataset, split,
 model, config id) only, so a config never depends on job order (docs/design.md §2, §5).
+
+Layer 4 of docs/design.md §2: it may import the layers below (``core``, ``metrics``,
+``data``, ``models``).
 """
 
 from tabbench.core.extras import require_extra

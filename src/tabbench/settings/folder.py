@@ -356,7 +356,7 @@ class ResultsFolder:
         body = {k: v for k, v in config.items() if k not in RECORD_KEYS}
         body[DATA_FOLDER_KEY] = data_folder_record(self.root, config.get("data_dir") or "data")
         try:
-            from importlib.metadata import version  # only a writer asks
+            from importlib.metadata import version  # lazy: only a writer of the file asks for the version
 
             tb = version("tabbench")
         except Exception:  # not installed (e.g. run from a source tree)

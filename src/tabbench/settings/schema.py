@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from jsonschema import Draft202012Validator
 
 from tabbench.core.layout import PathLike
 from tabbench.core.suggest import did_you_mean
@@ -142,8 +143,6 @@ def check_config(config: Mapping[str, Any], schema: Mapping[str, Any] | PathLike
                  where: str = "config.yaml and the command line") -> None:
     """Raise :class:`ConfigError` (key, reason, allowed values; no config dump) if ``config``
     violates ``schema``."""
-    from jsonschema import Draft202012Validator
-
     if not isinstance(schema, Mapping):
         schema = load_schema(schema)
     schema = with_table(schema)

@@ -37,6 +37,9 @@ The package: the losses (:mod:`~tabbench.stopping.loss`; TS-refinement round aft
 and :class:`EarlyStopping` (:mod:`~tabbench.stopping.early_stopping`); every public name is
 importable from ``tabbench.stopping`` itself. Importing it imports neither PyTorch nor
 XGBoost, LightGBM or CatBoost.
+
+Layer 3 of docs/design.md §2: part of the public API, it may import ``metrics``, ``_scores``
+and ``core``'s light modules only (what ``pip install tabbench`` installs).
 """
 
 from tabbench.stopping.adapters import (

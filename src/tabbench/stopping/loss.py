@@ -260,9 +260,8 @@ def refinement_loss(
 
     >>> import numpy as np
     >>> from tabbench.stopping import refinement_loss
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, size=400)
-    >>> logits = 5.0 * (np.eye(2)[y] + rng.normal(size=(400, 2)))
+    >>> from tabbench.metrics.examples import noisy_logits
+    >>> logits, y = noisy_logits(400, 2, scale=5.0)
     >>> round(refinement_loss(y, logits, kind="logloss"), 3)
     0.897
     >>> round(refinement_loss(y, logits), 3)

@@ -38,6 +38,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -392,8 +393,6 @@ def reselect(results: str | os.PathLike[str], jobs: int = 1) -> int:
         for r in stale:
             write(r.runs, r.selected)
     else:
-        from concurrent.futures import ProcessPoolExecutor
-
         with ProcessPoolExecutor(max_workers=min(jobs, len(stale))) as pool:
             list(pool.map(write, [r.runs for r in stale], [r.selected for r in stale]))
     return len(stale)
@@ -406,9 +405,6 @@ def _map_files(paths: list[Path], data_dir: str, threads: int, jobs: int
         for path in paths:
             yield restop_runs_file(path, data_dir, threads)
         return
-    from concurrent.futures import ProcessPoolExecutor
-    from functools import partial
-
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
         yield from pool.map(partial(restop_runs_file, data_dir=data_dir, threads=threads),
                             paths)

@@ -369,6 +369,6 @@ class _Job:
 
 def _free_gpu(device: str) -> None:
     if device.startswith("cuda"):
-        import torch  # only a job on a GPU has it loaded; a CPU job must not pay the import
+        import torch  # lazy: torch takes 1 to 3 s to import, which a CPU job need not pay
 
         torch.cuda.empty_cache()

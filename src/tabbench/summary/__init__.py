@@ -7,6 +7,9 @@
 It reads the per-epoch records and selected files only: never the data folder, never a
 figure. It needs the ``pipeline`` extra (pandas, pyarrow), checked here so that a light
 install says which extra to add instead of failing deep inside a module.
+
+It may import the layers below (``core`` to ``settings``); ``study`` and the packages above
+use it.
 """
 
 from tabbench.core.extras import require_extra

@@ -28,12 +28,16 @@ Lower is better for every recorded metric, so r < 0 means the method beats its c
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import mannwhitneyu, wilcoxon
 
 from tabbench.models.runs_schema import column_on_test
 from tabbench.settings.table import default
@@ -180,8 +184,6 @@ def wilcoxon_p(rel: np.ndarray) -> float:
     """Two-sided Wilcoxon signed-rank p of the relative differences against 0 (zeros dropped,
     scipy's default): the paper's test. On relative rather than raw differences, so that
     datasets with large losses do not dominate the ranks. NaN when no difference is non-zero."""
-    from scipy.stats import wilcoxon  # lazy: scipy.stats is slow to import for the rule files
-
     rel = np.asarray(rel, dtype=float)
     nz = rel[rel != 0]
     return float(wilcoxon(nz).pvalue) if len(nz) else float("nan")
@@ -190,8 +192,6 @@ def wilcoxon_p(rel: np.ndarray) -> float:
 def mannwhitney_less_p(a: np.ndarray, b: np.ndarray) -> float:
     """One-sided Mann–Whitney p that the values of ``a`` tend to be lower than those of ``b``
     (two independent groups of datasets, e.g. large and small ones)."""
-    from scipy.stats import mannwhitneyu
-
     if len(a) == 0 or len(b) == 0:
         return float("nan")
     return float(mannwhitneyu(a, b, alternative="less").pvalue)
@@ -441,11 +441,7 @@ def mean_ranks(table: pd.DataFrame, alpha: float = 0.05) -> Ranking | None:
     Demšar 2006; autorank would otherwise choose a parametric test when the data look normal).
     Rows with a missing method are dropped. None for fewer than 5 datasets or 2 methods (what
     autorank needs)."""
-    import contextlib
-    import io
-    import warnings
-
-    from autorank import autorank  # lazy: optional-feeling, slow to import
+    from autorank import autorank  # lazy: ~0.5 s; the workflow's parse imports this module
 
     data = table.dropna(axis=0, how="any")
     if data.shape[0] < 5 or data.shape[1] < 2:

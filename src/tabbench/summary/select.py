@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tabbench.core.io import reading, write_parquet_atomic
@@ -333,8 +334,6 @@ def _sort_selection(out: pd.DataFrame, choices: Sequence[RuleChoice] = ()) -> pd
 
 
 def pc_unique(column: pa.ChunkedArray) -> list:
-    import pyarrow.compute as pc
-
     return pc.unique(column).to_pylist()
 
 

@@ -55,8 +55,10 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
+import pandas as pd
 
 from tabbench.core.plugins import check_id, load_registrations
+from tabbench.models.registry import get_models
 
 #: the entry-point group of stopping rules
 GROUP = "tabbench.stopping_rules"
@@ -208,8 +210,6 @@ def patience_blocks(values: np.ndarray, epochs: np.ndarray, starts: np.ndarray, 
     """:func:`patience_curve` of every block at once: a running minimum per block marks the
     improving rows, a running maximum of their positions gives the best row so far, and the
     stop is the first row whose epoch is ``param`` past it (the block's last row if none)."""
-    import pandas as pd
-
     _check_ties(ties)
     p = _patience(param)
     n = len(values)
@@ -253,8 +253,6 @@ def default_patiences(model: str) -> tuple[int, ...]:
     """The built-in patience rule's defaults for ``model``: :data:`NETWORK_PATIENCES` for a
     registered network, else :data:`ROUND_PATIENCES` (a model the registry does not know, e.g.
     results from someone else's install, counts as a booster)."""
-    from tabbench.models.registry import get_models
-
     spec = get_models().get(model)
     return NETWORK_PATIENCES if spec is not None and spec.network else ROUND_PATIENCES
 
@@ -357,8 +355,6 @@ def with_rule_columns(selected: Any) -> Any:
     """``selected`` (a DataFrame of selected rows) with the rule columns: a selected file
     without rule columns (a published copy's files) is the ``best`` rule's, with what it
     cannot know (the stop epoch, the compute, the test oracle) as NaN."""
-    import pandas as pd
-
     if "rule" in selected.columns:
         return selected
     out = selected.copy()
@@ -379,8 +375,6 @@ def best_rows(selected: Any) -> Any:
 
 def choice_names(selected: Any) -> Any:
     """The :attr:`RuleChoice.name` of every row of ``selected`` (a Series)."""
-    import pandas as pd
-
     sel = with_rule_columns(selected)
     param = sel["patience"].astype("Int64")
     text = param.astype(str).where(param.notna(), "")
@@ -402,8 +396,6 @@ def selected_choices(selected: Any) -> list[RuleChoice]:
 
 
 def _isna(x: Any) -> bool:
-    import pandas as pd
-
     return bool(pd.isna(x))
 
 

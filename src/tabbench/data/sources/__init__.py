@@ -9,6 +9,8 @@ source (or an incompatible dependency, e.g. a renamed openml-python internal): i
 so the fetch job fails loudly instead of quietly marking the dataset unavailable. A
 :class:`~tabbench.data.errors.ChecksumMismatch` is recorded like a data error, but with
 ``on_checksum_mismatch: fail`` no further source is tried (the caller fails on it).
+
+Part of ``data`` (layer 2 of docs/design.md §2): it imports what ``data`` may.
 """
 
 from __future__ import annotations

@@ -46,6 +46,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow
+
 from tabbench.data.errors import DataError, SourceUnavailable
 from tabbench.data.manifest import OpenMLRef, openml_ref
 from tabbench.data.raw import RawData, make_raw
@@ -91,6 +93,7 @@ def is_cached_in(folder: str | Path, dataset_id: int) -> bool:
 def _is_network_error(e: BaseException) -> bool:
     """The request did not get through: refused, reset, DNS failure, timeout... (not: a file
     system error of the cache, which is an OSError too but no reason to fall back)."""
+    # lazy: openml's dependency, not tabbench's: present because openml is
     import requests
     import urllib3
 
@@ -110,6 +113,7 @@ def _is_network_error(e: BaseException) -> bool:
 def _is_openml_answer(e: BaseException) -> bool:
     """openml-python's errors about the request (OpenML's error answer: unknown, deactivated
     or private dataset, not authorised, HTTP 5xx; a download whose checksum does not match)."""
+    # lazy: openml takes ~1 s to import, which the other sources' jobs need not pay
     from openml.exceptions import PyOpenMLError
 
     return isinstance(e, PyOpenMLError)
@@ -117,8 +121,8 @@ def _is_openml_answer(e: BaseException) -> bool:
 
 def _is_unreadable_data(e: BaseException) -> bool:
     """A downloaded or cached data file that cannot be parsed (arff or parquet)."""
+    # lazy: openml's dependency, not tabbench's: present because openml is
     import arff
-    import pyarrow
 
     return isinstance(e, (ValueError, EOFError, arff.ArffException, pyarrow.ArrowException))
 
@@ -127,6 +131,7 @@ def _is_server_failure(e: BaseException) -> bool:
     """An HTTP 5xx from OpenML (openml-python's ``OpenMLServerError`` proper): often transient,
     so it is retried like a network error. Its subclass ``OpenMLServerException`` is OpenML's
     answer about the request (unknown or deactivated dataset...): retrying cannot help."""
+    # lazy: openml takes ~1 s to import, which the other sources' jobs need not pay
     from openml.exceptions import OpenMLServerError, OpenMLServerException
 
     return isinstance(e, OpenMLServerError) and not isinstance(e, OpenMLServerException)

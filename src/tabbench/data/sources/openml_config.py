@@ -20,6 +20,7 @@ from typing import Any
 def openml_configured(cache_dir: Path | None, server: str | None) -> Iterator[Any]:
     """openml-python pointed at ``cache_dir`` (and ``server``), with its own retries off; its
     previous configuration is restored on exit."""
+    # lazy: openml takes ~1 s to import, which the other sources' jobs need not pay
     import openml
 
     cfg = openml.config

@@ -35,6 +35,7 @@ def _find_and_download(name: str, version: str, file: str, dest: Path,
                        pip_args: list[str]) -> str | None:
     """Write ``file`` to ``dest``; None when done, else the reason it could not be."""
     try:
+        # lazy: pip's private API, which may be absent (the reason returned then)
         from pip._internal.commands import create_command
     except ImportError as e:
         return (f"this pip has no pip._internal.commands ({e}): copy {file} into the cache "

@@ -101,6 +101,7 @@ class Reachability:
 def _target(server: str) -> tuple[str, int, str]:
     """(host, port, what) that a request to ``server`` connects to: the server itself, or the
     proxy that the environment (``https_proxy``, ``no_proxy``...) names for it."""
+    # lazy: openml's dependency, not tabbench's: present because openml is
     import requests.utils
 
     proxies = requests.utils.get_environ_proxies(server)

@@ -42,6 +42,7 @@ from tabbench.models.realmlp.inputs import check_data, concat_encoded, encoded_t
 from tabbench.models.realmlp.layers import ACTIVATION_FUNCTIONS
 from tabbench.models.realmlp.network import RealMLPNetwork
 from tabbench.models.realmlp.optim import decay_multiplier
+from tabbench.models.realmlp.preprocessing import RealMLPPreprocessor
 from tabbench.models.realmlp.schedules import get_schedule
 from tabbench.models.stacked.layers import StackedLinear
 from tabbench.models.stacked.loop import (
@@ -341,8 +342,6 @@ def build_group(
 ) -> GroupSpec:
     """The :class:`~tabbench.models.stacked.loop.GroupSpec` of one group: members initialised,
     inputs preprocessed and on the device (what :func:`train_members` trains)."""
-    from tabbench.models.realmlp.preprocessing import RealMLPPreprocessor
-
     cfgs = [p if isinstance(p, RealMLPConfig) else RealMLPConfig.from_params(p) for p in params]
     ctx0 = ctxs[0]
     device = torch.device(ctx0.device)

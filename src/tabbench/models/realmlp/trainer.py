@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from tabbench.models.base import EpochChunk, GroupChunk, SplitData, TrainContext
+from tabbench.models.realmlp import stacked
 from tabbench.models.realmlp.config import RealMLPConfig
 from tabbench.models.realmlp.inputs import check_data, concat_encoded, encoded_tensors
 from tabbench.models.realmlp.network import RealMLPNetwork
@@ -66,13 +67,9 @@ class RealMLPTrainer:
     # ---- stacked training (tabbench.models.base.StackingTrainer; docs/design.md §15) ------
     def stack_key(self, params: Mapping[str, Any]) -> Hashable:
         """Configs with the same shapes (hidden sizes, embedding type, ...) stack."""
-        from tabbench.models.realmlp import stacked
-
         return stacked.stack_key(params)
 
     def member_bytes(self, params: Mapping[str, Any], data: SplitData) -> int:
-        from tabbench.models.realmlp import stacked
-
         return stacked.member_bytes(params, data)
 
     def train_members(
@@ -80,8 +77,6 @@ class RealMLPTrainer:
     ) -> Iterator[GroupChunk]:
         """Train ``params`` together as members of one stacked RealMLP
         (:mod:`tabbench.models.realmlp.stacked`)."""
-        from tabbench.models.realmlp import stacked
-
         return stacked.train_members(params, data, ctxs, chunk_epochs=self.chunk_epochs)
 
     def _run(

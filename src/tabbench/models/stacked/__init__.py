@@ -22,4 +22,6 @@ It must stay the same algorithm as training each config alone. What guarantees i
 Modules: :mod:`~tabbench.models.stacked.adam` (the optimizer), :mod:`~.layers` (linear layers
 and dropout streams over members), :mod:`~.loop` (the training loop shared by the MLP and
 RealMLP, with CUDA-graph capture of the step), :mod:`~.plan` (which configs train together).
+
+Part of ``models`` (layer 3 of docs/design.md §2): it imports what ``models`` may.
 """

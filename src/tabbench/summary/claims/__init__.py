@@ -1,8 +1,10 @@
 """The paper's claims: the catalogue (:mod:`~tabbench.summary.claims.catalogue`: each claim once, as
-data), the judge (:mod:`~tabbench.summary.claims.judge`: the numbers and the one verdict rule) and
-the
-rendering (:mod:`~tabbench.summary.claims.render`: ``claims.md``, ``claims.html`` and the
-reproduction page's table). The names other packages use are handed on here."""
+data), the judge (:mod:`~tabbench.summary.claims.judge`: the numbers and the one verdict rule)
+and the rendering (:mod:`~tabbench.summary.claims.render`: ``claims.md``, ``claims.html`` and the
+reproduction page's table). The names other packages use are handed on here.
+
+Part of ``summary`` (layer 5 of docs/design.md §2): it imports what ``summary`` may.
+"""
 
 from tabbench.summary.claims.catalogue import CLAIMS, KINDS, Claim
 from tabbench.summary.claims.judge import (
