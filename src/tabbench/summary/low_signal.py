@@ -31,7 +31,6 @@ from tabbench.core.markdown import markdown_table
 from tabbench.models.registry import model_label, order_models
 from tabbench.summary import comparisons as cmp
 from tabbench.summary.claims import (
-    CLAIM_COLUMNS,
     CLAIMS,
     INCONCLUSIVE,
     VERDICT_LEGEND,
@@ -110,7 +109,7 @@ def low_signal_table(selected: pd.DataFrame, claims: pd.DataFrame,
 
 def _no_datasets() -> dict[str, object]:
     """A cell judged on no dataset: its numbers unknown, the verdict *inconclusive*."""
-    row: dict[str, object] = {k: float("nan") for k in CLAIM_COLUMNS if k in _CLAIM_KEEP}
+    row: dict[str, object] = dict.fromkeys(_CLAIM_KEEP[2:], float("nan"))
     row.update({"n": 0, "wins": 0, "ties": 0, "losses": 0, "draws": 0,
                 "verdict": INCONCLUSIVE})
     return row
@@ -148,17 +147,23 @@ def low_signal_markdown(table: pd.DataFrame, threshold: float) -> str:
     order = {m: i for i, m in enumerate(order_models(table["model"].unique()))}
     cells = sorted({(m, g) for m, g in zip(table["model"], table["regime"], strict=True)},
                    key=lambda k: (order[k[0]], k[1] != "default", k[1]))
-    rows = []
+    rows, changed = [], []
     for model, regime in cells:
         mine = table[(table["model"] == model) & (table["regime"] == regime)]
         every = mine[mine["datasets"] == ALL_LARGE].iloc[0]
         kept = mine[mine["datasets"] == NOT_LOW_SIGNAL].iloc[0]
         rows.append([model_label(model), regime, _cell(every), _cell(kept),
                      str(int(kept["n_low_signal"])), str(int(kept["n_unknown"]))])
+        if every["verdict"] != kept["verdict"]:
+            changed.append(f"{model_label(model)} {regime} ({every['verdict']} → "
+                           f"{kept['verdict']})")
     head = ["model", "regime", "TS-Ref.+TS vs Logloss+TS, all large datasets",
             "without the low-signal ones", "low-signal, left out", "learnability unknown"]
+    verdicts = ("Without the low-signal datasets every verdict is the same." if not changed
+                else "Without the low-signal datasets the verdict changes for "
+                + "; ".join(changed) + "; the others are the same.")
     return (f"{rule}{named}\n\n" + markdown_table(head, rows, align="llllrr") + "\n\n"
-            + VERDICT_LEGEND)
+            + f"{verdicts} {VERDICT_LEGEND}")
 
 
 def low_signal_section(table: pd.DataFrame, threshold: float) -> str:
