@@ -39,9 +39,8 @@ from tabbench.summary.claims import (
 from tabbench.summary.heterogeneity import HEADLINE_CLAIM
 from tabbench.summary.view import LOW_SIGNAL_LEARNABILITY
 
-#: the two sets of large datasets the headline is judged on, in the table's order
+#: the two sets of large datasets the headline is judged on (the table's ``datasets``)
 ALL_LARGE, NOT_LOW_SIGNAL = "all large", "not low-signal"
-SUBSETS = (ALL_LARGE, NOT_LOW_SIGNAL)
 
 #: the claims' columns each row keeps
 _CLAIM_KEEP = ["model", "regime", "n", "median", "median_lo", "median_hi", "wins", "ties",
@@ -52,9 +51,9 @@ LOW_SIGNAL_COLUMNS = ["model", "regime", "datasets", "threshold", *_CLAIM_KEEP[2
 
 
 def dataset_learnability(heterogeneity: pd.DataFrame) -> pd.DataFrame:
-    """Per large dataset of ``heterogeneity`` (:func:`tabbench.summary.heterogeneity.
-    heterogeneity_table`): the lowest ``learnability`` over its (model, regime)s (NaN where
-    none is known), as ``dataset``, ``learnability``."""
+    """Per large dataset of ``heterogeneity``
+    (:func:`tabbench.summary.heterogeneity.heterogeneity_table`): the lowest ``learnability``
+    over its (model, regime)s (NaN where none is known), as ``dataset``, ``learnability``."""
     large = heterogeneity[heterogeneity["large"].astype(bool)]
     per = large.groupby("dataset", sort=True)["learnability"].min()
     return per.rename("learnability").reset_index()
