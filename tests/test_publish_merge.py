@@ -65,7 +65,7 @@ def test_the_merged_copy_gives_what_one_folder_of_all_pairs_gives(folders, tmp_p
     merged = tmp_path / "merged"
     want, got = read_summary(whole / "summary"), read_summary(merged / "summary")
     for key in ("relative", "summary", "ranks", "claims", "best_epochs", "curve", "dataset_means",
-                "heterogeneity", "heterogeneity_fit"):
+                "heterogeneity", "heterogeneity_fit", "low_signal"):
         pd.testing.assert_frame_equal(got[key], want[key], obj=key)
     assert got["claims_markdown"] == want["claims_markdown"]
     for key in ("n_runs_files", "versions", "mixed_versions", "failures", "curve_run"):

@@ -205,9 +205,10 @@ def test_the_command_line_takes_the_view_and_refuses_an_unknown_method(tmp_path,
     comparisons = '[{"method": "Brier+TS", "versus": "TS-Ref.+TS", "kind": "worse"}]'
     assert main(["aggregate", "--selected", str(selected), "--out", str(out),
                  "--large-rows", "10000", "--figures-baseline", "TS-Ref.+TS",
-                 "--comparisons", comparisons]) == 0
+                 "--comparisons", comparisons, "--low-signal-learnability", "0.75"]) == 0
     meta = read_summary(out)["meta"]
     assert meta["baseline"] == "TS-Ref.+TS" and meta["comparisons"][0]["kind"] == "worse"
+    assert meta["low_signal_learnability"] == 0.75
     capsys.readouterr()
     assert main(["aggregate", "--selected", str(selected), "--out", str(out),
                  "--figures-methods", "TS-Ref.+TS", "Brier-TS"]) == 2
@@ -226,10 +227,14 @@ def test_a_results_folder_redraws_with_its_own_view_unless_told_otherwise(tmp_pa
         path.parent.mkdir(parents=True, exist_ok=True)
         rows.to_parquet(path)
     Path(ResultsLayout(results).run_config).write_text(yaml.safe_dump(
-        {"preset": "demo", "figures_large_rows": 10_000, "figures_baseline": "TS-Ref.+TS"}))
+        {"preset": "demo", "figures_large_rows": 10_000, "figures_baseline": "TS-Ref.+TS",
+         "low_signal_learnability": 0.8}))
     # what regenerate writes (summary_frames: the one place a folder's settings are resolved)
     selected, _ = collect_selected(results, jobs=1)
-    assert summary_frames(results, selected)[0]["meta"]["baseline"] == "TS-Ref.+TS"
+    meta = summary_frames(results, selected)[0]["meta"]
+    assert (meta["baseline"], meta["low_signal_learnability"]) == ("TS-Ref.+TS", 0.8)
     frames, _ = summary_frames(results, selected,
-                               Redraw(view={"figures_baseline": "Brier+TS"}))
+                               Redraw(view={"figures_baseline": "Brier+TS",
+                                            "low_signal_learnability": 0.95}))
     assert frames["meta"]["baseline"] == "Brier+TS"
+    assert frames["meta"]["low_signal_learnability"] == 0.95

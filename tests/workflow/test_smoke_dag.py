@@ -311,3 +311,45 @@ def test_the_validation_gain_is_what_the_runs_files_give(smoke_run):
         assert r.val_gain == pytest.approx(want_val, rel=1e-9, abs=1e-12), r
         assert r.test_gain == pytest.approx(want_test, rel=1e-9, abs=1e-12), r
         assert r.val_gain <= 0
+
+
+def test_the_headline_without_the_low_signal_datasets_is_in_the_summary(smoke_run):
+    """summary/low_signal.parquet and claims.md's section: each dataset's learnability
+    recomputed from the data stage's class counts and the selected files (validation logloss at
+    logloss's choice, mean over splits, over the entropy of the class shares; the lowest over
+    models and regimes) decides which datasets the "not low-signal" rows leave out, at the
+    threshold meta.json records; the "all large" rows are the claims table's."""
+    import json
+
+    ws, _ = smoke_run
+    results, data = ws.root / "results", ws.root / "data"
+    table = pd.read_parquet(results / "summary" / "low_signal.parquet")
+    meta = json.loads((results / "summary" / "meta.json").read_text())
+    threshold = meta["low_signal_learnability"]
+    assert threshold == PRESETS["smoke"].get("low_signal_learnability", 0.9)
+    lowest = {}
+    for ds in DATASETS:
+        counts = np.asarray(json.loads((data / "processed" / f"{ds}.json").read_text())
+                            ["class_counts"], dtype=float)
+        shares = counts / counts.sum()
+        entropy = float(-(shares * np.log(shares)).sum())
+        ratios = []
+        for model in MODELS:
+            sel = pd.read_parquet(results / "selected" / model / f"{ds}.parquet")
+            sel = sel[(sel["stopping"] == "logloss") & (sel["rule"] == "best")]
+            ratios += list(sel.groupby("regime")["val"].mean() / entropy)
+        lowest[ds] = min(ratios)
+    low = sorted(ds for ds, v in lowest.items() if v >= threshold)
+    claims = pd.read_parquet(results / "summary" / "claims.parquet")
+    headline = claims[claims["claim"] == "ts_ref_beats_logloss"]
+    assert len(table) == 2 * len(headline) > 0
+    for r in table.itertuples():
+        assert r.n_unknown == 0 and r.threshold == threshold
+        if r.datasets == "all large":
+            row = headline[(headline["model"] == r.model) & (headline["regime"] == r.regime)]
+            assert (r.n, r.verdict) == (row["n"].iloc[0], row["verdict"].iloc[0])
+        else:
+            assert r.low_signal == ", ".join(low) and r.n == len(DATASETS) - len(low), lowest
+    text = (results / "summary" / "claims.md").read_text()
+    assert "## The headline without the low-signal datasets" in text
+    assert f"at least {threshold:g} of the prior's entropy" in text

@@ -34,6 +34,7 @@ from tabbench.summary.select import write_selected
 from tabbench.summary.view import view_from_config
 
 ROPE_PERCENT = default("rope_percent")
+LOW_SIGNAL = default("low_signal_learnability")
 
 
 def _select(args: argparse.Namespace) -> int:
@@ -46,7 +47,8 @@ def _view_settings(args: argparse.Namespace) -> dict:
     """The view's config keys given on the command line (:mod:`tabbench.summary.view`)."""
     given = {"figures_baseline": args.figures_baseline,
              "figures_methods": args.figures_methods,
-             "comparisons": None if args.comparisons is None else json.loads(args.comparisons)}
+             "comparisons": None if args.comparisons is None else json.loads(args.comparisons),
+             "low_signal_learnability": args.low_signal_learnability}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -127,6 +129,12 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--comparisons", type=_comparisons_json, default=None, metavar="JSON",
                    help="config comparisons as a JSON list, e.g. '[{\"method\": \"Brier+TS\", "
                         f"\"versus\": \"TS-Ref.+TS\"}}]'; default: {default}")
+    p.add_argument("--low-signal-learnability", type=float, default=None, metavar="SHARE",
+                   help="config low_signal_learnability: a large dataset whose validation "
+                        "logloss is at least this share of the prior's entropy for every model "
+                        "is low-signal, and the headline is judged again without those; "
+                        f"default: {default.replace('the paper', 'the settings table')}"
+                        f" ({LOW_SIGNAL:g})")
 
 
 def _add_patience_option(p: argparse.ArgumentParser) -> None:

@@ -26,6 +26,9 @@ one study with a second folder beside it (docs/reproduction_large.md) keeps both
 * ``heterogeneity``: when refining pays: each validation-only predictor's rank correlation with
   the headline's per-dataset test gain, per model and pooled, and the validation rule judged
   leaving one dataset out (:mod:`tabbench.summary.heterogeneity_text`);
+* ``low_signal``: the headline claim per (model, regime) on every large dataset and without the
+  low-signal ones, side by side (:mod:`tabbench.summary.low_signal`, the section of
+  ``claims.md``);
 * ``stopping_rules``: per model, regime and stopping rule (the whole run; patience p), whether
   TS-Ref.+TS beats Logloss+TS under that rule and the median fraction of epochs each method
   trains (:func:`tabbench.summary.rule_summary.rules_answer`, what ``tabbench stopping-rules``
@@ -56,6 +59,7 @@ from tabbench.settings.folder import ResultsFolder
 from tabbench.study.status import hours_text
 from tabbench.summary.claims import CLAIMS, VERDICT_LEGEND, check_claims, reproduction_table
 from tabbench.summary.heterogeneity_text import heterogeneity_markdown
+from tabbench.summary.low_signal import low_signal_markdown
 from tabbench.summary.markdown import rank_table_lines
 from tabbench.summary.methods import BASELINE
 from tabbench.summary.rule_summary import answer_markdown, paper_claims, rules_answer
@@ -489,4 +493,6 @@ TABLES: dict[str, Callable[[PageInputs], str]] = {
     "stopping_rules": _stopping_rules,
     "heterogeneity": lambda i: heterogeneity_markdown(i.frames["heterogeneity_fit"],
                                                       i.frames["meta"].get("validation_rule")),
+    "low_signal": lambda i: low_signal_markdown(i.frames["low_signal"],
+                                                i.frames["meta"]["low_signal_learnability"]),
 }

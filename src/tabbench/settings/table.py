@@ -191,6 +191,11 @@ _TABLE: tuple[Setting, ...] = (
     Setting("comparisons", [], _REDRAW, "your own claims ({method, versus, ...}), judged like "
             "the paper's and drawn in figD_declared_comparisons", "--comparisons",
             group="Summary and figures"),
+    Setting("low_signal_learnability", 0.9, _REDRAW, "a large dataset is low-signal when "
+            "every model's validation logloss at logloss's choice is at least this share of "
+            "the prior's entropy (its learnability); the headline is judged again without "
+            "the low-signal datasets, beside all of them", "--low-signal-learnability",
+            group="Summary and figures"),
     Setting("replay_rtol", 1.0e-5, _RUN, "relative tolerance of the replay's self-check "
             "(recomputed vs recorded logloss)", "--rtol", group="Diagnostics"),
     # --- folders ---------------------------------------------------------------------------
@@ -209,7 +214,7 @@ SETTINGS: Mapping[str, Setting] = MappingProxyType({s.key: s for s in _TABLE})
 INVOCATION_KEYS = frozenset(k for k, s in SETTINGS.items() if not s.changes_records)
 
 #: the redraw settings of what a summary compares (:mod:`tabbench.summary.view`)
-VIEW_KEYS = ("figures_baseline", "figures_methods", "comparisons")
+VIEW_KEYS = ("figures_baseline", "figures_methods", "comparisons", "low_signal_learnability")
 
 
 def trainer_option_settings() -> dict[str, Setting]:

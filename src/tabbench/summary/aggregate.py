@@ -13,7 +13,8 @@ This module puts the pieces together into the files of ``results/summary/``
 (:mod:`tabbench.summary.curve`), the Markdown (:mod:`tabbench.summary.markdown`), the claims
 (:mod:`tabbench.summary.claims`), when refining pays (:mod:`tabbench.summary.heterogeneity`, its
 fit and its rule: :mod:`tabbench.summary.heterogeneity_fit`,
-:mod:`tabbench.summary.validation_rule`) and ``meta.json`` (settings, dropped splits and the
+:mod:`tabbench.summary.validation_rule`), the headline without the low-signal datasets
+(:mod:`tabbench.summary.low_signal`) and ``meta.json`` (settings, dropped splits and the
 provenance of every runs file).
 """
 
@@ -41,6 +42,7 @@ from tabbench.summary.claims import (
 from tabbench.summary.curve import choose_curve_run, extract_curve
 from tabbench.summary.heterogeneity import heterogeneity_table
 from tabbench.summary.heterogeneity_fit import fit_table
+from tabbench.summary.low_signal import low_signal_section, low_signal_table
 from tabbench.summary.markdown import markdown_summary
 from tabbench.summary.methods import BASELINE
 from tabbench.summary.rule_summary import rule_claims, rules_table
@@ -63,7 +65,7 @@ from tabbench.summary.tables import (
     summarise_best_epochs,
 )
 from tabbench.summary.validation_rule import judge_rule, rule_claim_row
-from tabbench.summary.view import SummaryView
+from tabbench.summary.view import LOW_SIGNAL_LEARNABILITY, SummaryView
 
 #: the files :func:`aggregate` writes into its output folder
 SUMMARY_FILES: dict[str, str] = {
@@ -82,6 +84,7 @@ SUMMARY_FILES: dict[str, str] = {
     "rules": "rules.parquet",
     "heterogeneity": "heterogeneity.parquet",
     "heterogeneity_fit": "heterogeneity_fit.parquet",
+    "low_signal": "low_signal.parquet",
     "meta": "meta.json",
 }
 
@@ -129,6 +132,8 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
     declared = declared_differences(selected, view.declared, large_rows)
     heterogeneity = heterogeneity_table(selected, large_rows, balance)
     rule = judge_rule(heterogeneity, rope)
+    low_signal = low_signal_table(selected, claims, heterogeneity, large_rows, rope,
+                                  view.low_signal)
     if len(heterogeneity):
         claims = pd.concat([claims, pd.DataFrame([rule_claim_row(rule)])], ignore_index=True)
     failures = folder_failures(selected, runs_dir)
@@ -164,15 +169,17 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
         "rules": rules_table(every_rule, large_rows, view.baseline),
         "heterogeneity": heterogeneity,
         "heterogeneity_fit": fit_table(heterogeneity),
+        "low_signal": low_signal,
         "meta": meta,
     }
     return render_texts(frames)
 
 
 def render_texts(frames: dict[str, object]) -> dict[str, object]:
-    """``summary.md``, ``claims.md`` and ``claims.html`` from the tables and ``meta.json`` of
-    ``frames`` (set into it, which is returned): rendered again when ``meta`` changes (a
-    published copy takes its failure counts from the study's)."""
+    """``summary.md``, ``claims.md`` (the claims, then the headline without the low-signal
+    datasets where ``frames`` has that table) and ``claims.html`` from the tables and
+    ``meta.json`` of ``frames`` (set into it, which is returned): rendered again when ``meta``
+    changes (a published copy takes its failure counts from the study's)."""
 
     meta = frames["meta"]
     large, rope, failures = meta["large_rows"], meta["rope_percent"], meta.get("failures")
@@ -180,6 +187,9 @@ def render_texts(frames: dict[str, object]) -> dict[str, object]:
                                           meta.get("baseline") or BASELINE)
     study = study_sentence(meta)
     frames["claims_markdown"] = claims_markdown(frames["claims"], large, rope, failures, study)
+    if "low_signal" in frames and not frames["claims"].empty:
+        threshold = meta.get("low_signal_learnability", LOW_SIGNAL_LEARNABILITY)
+        frames["claims_markdown"] += "\n" + low_signal_section(frames["low_signal"], threshold)
     frames["claims_html"] = claims_html(frames["claims"], large, rope, failures, study)
     return frames
 
@@ -204,7 +214,7 @@ def write_summary(frames: dict[str, object], out_dir: str | Path) -> dict[str, P
 
 
 #: summary files an older tabbench's summary lacks (read as absent, drawn as such)
-LATER_SUMMARY_FILES = ("rules", "heterogeneity", "heterogeneity_fit")
+LATER_SUMMARY_FILES = ("rules", "heterogeneity", "heterogeneity_fit", "low_signal")
 
 
 def read_summary(summary_dir: str | Path) -> dict[str, object]:

@@ -14,7 +14,10 @@ paper's claims. Config keys (redraw settings: they change no trained result):
   :class:`tabbench.summary.claims.Claim` (``figure: "declared"``), checked by the same
   :func:`tabbench.summary.claims.check_claims` — same pairing of splits, statistics and verdict
   rule —
-  and drawn in the Fig. 5-style figure of the declared comparisons.
+  and drawn in the Fig. 5-style figure of the declared comparisons;
+- ``low_signal_learnability``: the learnability at and above which a large dataset is
+  low-signal, the headline then judged again without those datasets
+  (:mod:`tabbench.summary.low_signal`; the settings table's default).
 
 Method names are checked against the registered stopping metrics (a plugin's included) when
 the view is built, so a typo is one line naming the known methods, not an empty figure.
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tabbench.models.runs_schema import TEST_METRIC_IDS
+from tabbench.settings.table import default
 from tabbench.summary.claims import KINDS, Claim
 from tabbench.summary.methods import BASELINE, FIG5_METHODS, method_names
 
@@ -40,6 +44,8 @@ COMPARISON_DEFAULTS: dict[str, Any] = {"metric": "logloss", "kind": "better",
                                        "subset": "large", "unit": "dataset", "models": None,
                                        "regimes": None, "statement": None, "id": None}
 REQUIRED = ("method", "versus")
+#: the learnability at and above which a large dataset is low-signal (the settings table's)
+LOW_SIGNAL_LEARNABILITY = float(default("low_signal_learnability"))
 
 
 class ViewError(ValueError):
@@ -53,17 +59,20 @@ class SummaryView:
     baseline: str = BASELINE
     fig5_methods: tuple[str, ...] = FIG5_METHODS
     declared: tuple[Claim, ...] = ()
+    low_signal: float = LOW_SIGNAL_LEARNABILITY
 
     def as_meta(self) -> dict[str, Any]:
         """What ``meta.json`` records (and the figures read back)."""
         return {"baseline": self.baseline, "figures_methods": list(self.fig5_methods),
-                "comparisons": [_claim_dict(c) for c in self.declared]}
+                "comparisons": [_claim_dict(c) for c in self.declared],
+                "low_signal_learnability": self.low_signal}
 
 
 def view_from_config(cfg: Mapping[str, Any]) -> SummaryView:
-    """The view of the config keys ``figures_baseline``, ``figures_methods`` and
-    ``comparisons`` (module docstring); missing or null keys take the paper's choice.
-    Raises :class:`ViewError` naming the key and the known values."""
+    """The view of the config keys ``figures_baseline``, ``figures_methods``,
+    ``comparisons`` and ``low_signal_learnability`` (module docstring); missing or null keys
+    take the paper's choice (the last: the settings table's). Raises :class:`ViewError` naming
+    the key and the known values."""
     known = method_names()
     baseline = cfg.get("figures_baseline") or BASELINE
     _known_methods("figures_baseline", [baseline], known)
@@ -76,7 +85,22 @@ def view_from_config(cfg: Mapping[str, Any]) -> SummaryView:
     if dupes:
         raise ViewError(f"config key 'comparisons': two comparisons have the id "
                         f"{', '.join(dupes)}; give each its own 'id'")
-    return SummaryView(baseline, methods, declared)
+    return SummaryView(baseline, methods, declared, _low_signal(cfg))
+
+
+def _low_signal(cfg: Mapping[str, Any]) -> float:
+    value = cfg.get("low_signal_learnability")
+    if value is None:
+        return LOW_SIGNAL_LEARNABILITY
+    try:
+        threshold = float(value)
+    except (TypeError, ValueError):
+        threshold = float("nan")
+    if isinstance(value, bool) or not threshold > 0:
+        raise ViewError(f"config key 'low_signal_learnability': expected a number above 0 (a "
+                        f"share of the prior's entropy, e.g. {LOW_SIGNAL_LEARNABILITY:g}), got "
+                        f"{value!r}")
+    return threshold
 
 
 def view_from_meta(meta: Mapping[str, Any]) -> SummaryView:
@@ -84,7 +108,8 @@ def view_from_meta(meta: Mapping[str, Any]) -> SummaryView:
     whose meta.json records none is the paper's view."""
     return view_from_config({"figures_baseline": meta.get("baseline"),
                              "figures_methods": meta.get("figures_methods"),
-                             "comparisons": meta.get("comparisons")})
+                             "comparisons": meta.get("comparisons"),
+                             "low_signal_learnability": meta.get("low_signal_learnability")})
 
 
 def _known_methods(key: str, names: Sequence[str], known: Sequence[str]) -> None:
