@@ -356,7 +356,8 @@ class ResultsFolder:
         body = {k: v for k, v in config.items() if k not in RECORD_KEYS}
         body[DATA_FOLDER_KEY] = data_folder_record(self.root, config.get("data_dir") or "data")
         try:
-            from importlib.metadata import version  # lazy: only a writer of the file asks for the version
+            # lazy: only a writer of the file asks for the version
+            from importlib.metadata import version
 
             tb = version("tabbench")
         except Exception:  # not installed (e.g. run from a source tree)
