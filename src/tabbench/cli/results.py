@@ -11,7 +11,14 @@ import json
 import sys
 from pathlib import Path
 
-from tabbench.cli.args import add_epoch_ties, patience_setting, positive_int, results_folder
+from tabbench.cli.args import (
+    add_data_folder,
+    add_epoch_ties,
+    add_jobs,
+    add_patience,
+    add_results,
+    results_folder,
+)
 from tabbench.settings.table import PAPER_LARGE_ROWS as LARGE_ROWS
 from tabbench.settings.table import default
 
@@ -136,13 +143,10 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
 def _add_patience_option(p: argparse.ArgumentParser) -> None:
     from tabbench.report.results_folder import FOLDER
 
-    p.add_argument("--patience", type=patience_setting, default=FOLDER, metavar="YAML",
-                   help="config patience: the patience stopping rule's patiences, a list for "
-                        "every model ('[20, 50]') or a mapping ('{xgboost: [20], mlp: [8]}'), "
-                        "null = each model's defaults; default: the results folder's "
-                        "setting. "
-                        "Selected files holding other patiences are selected again from "
-                        "their runs (nothing is trained)")
+    add_patience(p, per_model=True, default=FOLDER,
+                 default_help="the results folder's setting; selected files holding other "
+                              "patiences are selected again from their runs (nothing is "
+                              "trained)")
 
 
 def _claims_table(args: argparse.Namespace) -> int:
@@ -183,10 +187,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="results/runs/{model}/{dataset}/split{i}.parquet, one per split")
     p.add_argument("--out", required=True, type=Path)
     add_epoch_ties(p)
-    p.add_argument("--patience", nargs="*", type=positive_int, default=None, metavar="P",
-                   help="config patience for this model: the patience stopping rule's "
-                        "patiences in epochs (rounds), none given = the whole-run rule only; "
-                        "default: the model's defaults (tabbench.summary.stopping_rules)")
+    add_patience(p, per_model=False, default=None,
+                 default_help="the model's defaults (tabbench.summary.stopping_rules)")
     p.set_defaults(func=_select)
 
     p = subparsers.add_parser(
@@ -212,8 +214,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "draw every figure into --out (summary tables in OUT/summary). "
                     "From --summary DIR: only draw (what the Snakemake rule does).")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--results", type=results_folder,
-                     help="a results folder (runs/ and/or selected/)")
+    add_results(src, required=False, note="runs/ and/or selected/, or a published copy")
     src.add_argument("--summary", type=Path, help="a summary folder written by `aggregate`")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--figures-dir", type=Path, default=None,
@@ -228,13 +229,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the Bayesian tests' region of practical equivalence in %%; default: "
                         f"the results folder's rope_percent, else {ROPE_PERCENT:g}")
     _add_view_options(p, "the results folder's setting, else the paper's")
-    p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
+    add_jobs(p, "selecting one (model, dataset)")
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")
-    p.add_argument("--data", type=Path, default=None, metavar="DIR",
-                   help="with --results: the data folder whose class counts give the "
-                        "datasets' class balance (summary/heterogeneity.parquet); default: "
-                        "the results folder's own, else what its last summary kept")
+    add_data_folder(p, "with --results: its class counts give the datasets' class balance "
+                       "in summary/heterogeneity.parquet", otherwise="what its last summary kept")
     _add_patience_option(p)
     p.set_defaults(func=_figures)
 
@@ -246,9 +245,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "'TS-Ref.+TS beats Logloss+TS' (n, median, Bayesian probabilities, "
                     "verdict) and the median fraction of epochs Logloss+TS, TS-Ref.+TS and "
                     "Accuracy+TS train (tabbench.summary.rule_summary; docs/stopping_rules.md).")
-    p.add_argument("--results", required=True, type=results_folder)
+    add_results(p)
     _add_patience_option(p)
-    p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
+    add_jobs(p, "selecting one (model, dataset)")
     p.set_defaults(func=_stopping_rules)
 
     p = subparsers.add_parser(
@@ -262,10 +261,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "(docs/reproduction.md: a test checks the page against its shipped "
                     "results); a table marked 'NAME from PATH' is computed from that folder, "
                     "PATH relative to the page.")
-    p.add_argument("--results", required=True, type=results_folder)
+    add_results(p)
     p.add_argument("--page", type=Path, default=None,
                    help="a Markdown page holding generated tables' markers")
-    p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
+    add_jobs(p, "selecting one (model, dataset)")
     p.set_defaults(func=_claims_table)
 
     p = subparsers.add_parser(
@@ -275,8 +274,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "Fig. 1 run) into --out, with a PUBLISHED.json manifest "
                     "(tabbench.report.publish); `tabbench figures --results OUT` then redraws "
                     "them.")
-    p.add_argument("--results", required=True, type=results_folder,
-                   help="a study folder; with --onto also a published copy (merged as it is)")
+    add_results(p, note="with --onto also a published copy (merged as it is)")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--max-mb", type=float, default=30.0,
                    help="refuse to write a copy larger than this (default 30 MB)")
