@@ -17,12 +17,11 @@ from tabbench.cli.args import (
     add_jobs,
     add_patience,
     add_results,
+    non_negative_int,
     results_folder,
 )
-from tabbench.settings.table import PAPER_LARGE_ROWS as LARGE_ROWS
-from tabbench.settings.table import default
-
-ROPE_PERCENT = default("rope_percent")
+from tabbench.settings.presets import default_value
+from tabbench.settings.table import SETTINGS
 
 
 def _select(args: argparse.Namespace) -> int:
@@ -140,6 +139,22 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
                         f"\"versus\": \"TS-Ref.+TS\"}}]'; default: {default}")
 
 
+def _add_threshold_options(p: argparse.ArgumentParser, *, from_folder: bool) -> None:
+    """``--large-rows`` (config figures_large_rows) and ``--rope`` (config rope_percent), help
+    and defaults from the settings table; ``from_folder``: None by default, so that a drawing
+    of a results folder takes the folder's own (run_config.yaml, or its last summary's
+    meta.json), else the table's."""
+    for flag, key, kind, metavar in (("--large-rows", "figures_large_rows", non_negative_int,
+                                      "N"),
+                                     ("--rope", "rope_percent", float, "PERCENT")):
+        value = default_value(key)
+        p.add_argument(flag, type=kind, default=None if from_folder else value,
+                       metavar=metavar,
+                       help=f"config {key}: {SETTINGS[key].help.replace('%', '%%')}; default: "
+                            + (f"the results folder's own, else {value:g}" if from_folder
+                               else f"{value:g}"))
+
+
 def _add_patience_option(p: argparse.ArgumentParser) -> None:
     from tabbench.report.results_folder import FOLDER
 
@@ -200,11 +215,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path, help="summary folder")
     p.add_argument("--runs-dir", type=Path, default=None,
                    help="results/runs, to draw the Fig. 1 curve from (optional)")
-    p.add_argument("--large-rows", type=int, default=LARGE_ROWS,
-                   help="datasets with at least this many rows are 'large' (Fig. 5)")
-    p.add_argument("--rope", type=float, default=ROPE_PERCENT, metavar="PERCENT",
-                   help="config rope_percent: the Bayesian tests' region of practical "
-                        "equivalence, in %% relative difference")
+    _add_threshold_options(p, from_folder=False)
     _add_view_options(p, "the paper's")
     p.set_defaults(func=_aggregate)
 
@@ -221,13 +232,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="with --results: where the figures go (default: OUT itself); the "
                         "workflow redraws a results folder in place with --out DIR "
                         "--figures-dir DIR/figures")
-    p.add_argument("--large-rows", type=int, default=None,
-                   help="datasets with at least this many rows are 'large' (Fig. 5, G.2-G.4); "
-                        "default: the results folder's own setting (run_config.yaml, or its "
-                        f"last summary's meta.json), else {LARGE_ROWS}")
-    p.add_argument("--rope", type=float, default=None, metavar="PERCENT",
-                   help="the Bayesian tests' region of practical equivalence in %%; default: "
-                        f"the results folder's rope_percent, else {ROPE_PERCENT:g}")
+    _add_threshold_options(p, from_folder=True)
     _add_view_options(p, "the results folder's setting, else the paper's")
     add_jobs(p, "selecting one (model, dataset)")
     p.add_argument("--reselect", action="store_true",

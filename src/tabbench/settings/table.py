@@ -26,13 +26,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
-from tabbench.data.manifest import LARGE_ROWS
 from tabbench.models.registry import get_models
-
-#: datasets with at least this many rows are "large" (paper Fig. 5 and G.2-G.4): the paper's
-#: threshold, the ``paper`` and ``bundled`` presets' ``figures_large_rows`` (defined with the
-#: suites, where suite ``large`` is chosen by it)
-PAPER_LARGE_ROWS = LARGE_ROWS
 
 
 class Effect(Enum):
