@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from tabbench.report.redraw import discover
+from tabbench.settings.presets import default_value
 from tabbench.summary.select import EPOCH_TIES, read_records, select_table
-from tabbench.summary.tables import LARGE_ROWS
 
 METHODS = ("TS-Ref.+TS", "Accuracy+TS", "Brier+TS")
 
@@ -102,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", required=True, help="a results folder with its runs files")
     ap.add_argument("--models", nargs="*", help="only these models (default: every one)")
-    ap.add_argument("--large-rows", type=int, default=LARGE_ROWS)
+    ap.add_argument("--large-rows", type=int, default=default_value("figures_large_rows"),
+                    help="config figures_large_rows (default: its default)")
     args = ap.parse_args(argv)
     sel = selections(args.results, args.models)
     pd.set_option("display.width", 200)

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tabbench.settings.presets import default_value
 from tabbench.summary.aggregate import aggregate, aggregate_frames, read_summary
 from tabbench.summary.methods import BASELINE, method_names
 from tabbench.summary.select import SELECTED_COLUMNS, TEST_COLUMNS
@@ -48,7 +49,7 @@ def test_mean_over_splits_comes_before_the_ratio():
     means = dataset_means(sel)
     assert means.set_index("stopping").loc["logloss", "test_logloss_ts"] == 2.0
     assert means["n_splits"].tolist() == [2, 2]
-    rel = relative_differences(sel, metrics=["logloss"]).set_index("method")
+    rel = relative_differences(sel, 10_000, metrics=["logloss"]).set_index("method")
     assert rel.loc["TS-Ref.+TS", "rel_diff"] == 0.0
     assert rel.loc["Logloss", "rel_diff"] == pytest.approx(50.0)
     assert rel.loc[BASELINE, "rel_diff"] == 0.0
@@ -72,7 +73,7 @@ def test_a_method_and_the_baseline_are_averaged_over_the_same_splits():
         # a split the baseline lacks: dropped for this method
         {"dataset": "d", "split": 3, "stopping": "error", "test_logloss_ts": 100.0},
     ])
-    rel = relative_differences(sel, metrics=["logloss"]).set_index("method")
+    rel = relative_differences(sel, 10_000, metrics=["logloss"]).set_index("method")
     ts = rel.loc["TS-Ref.+TS"]
     assert (ts["value"], ts["baseline"], ts["rel_diff"], ts["n_splits"]) == (1.5, 1.5, 0.0, 2)
     acc = rel.loc["Accuracy+TS"]
@@ -93,7 +94,7 @@ def test_a_split_with_a_non_finite_value_is_dropped_on_both_sides():
         {"dataset": "d", "split": 0, "stopping": "ts_ref", "test_auroc_ts": 0.1},
         {"dataset": "d", "split": 1, "stopping": "ts_ref", "test_auroc_ts": np.nan},
     ])
-    rel = relative_differences(sel, metrics=["auroc"]).set_index("method")
+    rel = relative_differences(sel, 10_000, metrics=["auroc"]).set_index("method")
     assert rel.loc["TS-Ref.+TS", "baseline"] == 0.2 and rel.loc["TS-Ref.+TS", "n_splits"] == 1
     assert rel.loc["TS-Ref.+TS", "rel_diff"] == pytest.approx(-50.0)
     assert dropped_splits(sel, metrics=["auroc"])["total"] == 1
@@ -114,7 +115,7 @@ def test_methods_report_raw_or_ts_test_metrics_and_are_paired_per_model_and_regi
         {"dataset": "d", "split": 0, "stopping": "logloss", "regime": "tuned",
          "test_error_ts": 0.4, "test_logloss_ts": 1.0},
     ])
-    rel = relative_differences(sel, metrics=["error", "logloss"])
+    rel = relative_differences(sel, 10_000, metrics=["error", "logloss"])
     r = rel.set_index(["regime", "metric", "method"])["rel_diff"]
     assert r[("default", "error", "Accuracy+TS")] == pytest.approx(-50.0)  # _ts column: 0.1/0.2
     assert r[("default", "logloss", "Accuracy+TS")] == pytest.approx(50.0)
@@ -133,7 +134,7 @@ def test_summary_statistics_counts_and_wilcoxon():
                      "n_rows": 20_000 if i < 2 else 1_000})
         rows.append({"dataset": f"d{i}", "split": 0, "stopping": "ts_ref",
                      "test_logloss_ts": 1.0 + r / 100.0, "n_rows": 20_000 if i < 2 else 1_000})
-    rel = relative_differences(sel_rows(rows), metrics=["logloss"])
+    rel = relative_differences(sel_rows(rows), 10_000, metrics=["logloss"])
     assert rel.loc[rel["method"] == "TS-Ref.+TS", "rel_diff"].tolist() == [-50, -25, -12.5, 0,
                                                                           6.25]
     s = summarise(rel).set_index(["subset", "method"])
@@ -183,3 +184,5 @@ def test_empty_selection_gives_empty_tables(tmp_path):
     aggregate([], tmp_path / "summary")
     s = read_summary(tmp_path / "summary")
     assert s["relative"].empty and s["summary"].empty and s["meta"]["n_datasets"] == 0
+    # no threshold given: the setting's default (the default preset's), not a copy of it
+    assert s["meta"]["large_rows"] == default_value("figures_large_rows")

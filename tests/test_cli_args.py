@@ -34,7 +34,7 @@ def test_results_folder_refuses_a_missing_folder(tmp_path) -> None:
 
 @pytest.mark.parametrize("command", [
     ["claims-table", "--page", "PAGE"], ["figures", "--out", "OUT"], ["publish", "--out", "OUT"],
-    ["status"], ["diagnose", "--out", "OUT"],
+    ["status"], ["diagnose", "--out", "OUT"], ["restop"], ["retry-failed"],
 ])
 def test_a_mistyped_results_folder_is_refused_before_anything_is_written(
         tmp_path, capsys, command) -> None:
@@ -79,3 +79,42 @@ def test_a_train_target_with_a_negative_number_of_configs_is_refused() -> None:
     with pytest.raises(ValueError, match="xgboost/toy/split0: n_configs must be >= 0, got -1"):
         TrainTarget("xgboost", "toy", 0, -1, {"xgboost_default": 2}, 0)
     assert TrainTarget("xgboost", "toy", 0, 0, {"xgboost_default": 2}, 0).n_configs == 0
+
+
+def _subparsers(parser: argparse.ArgumentParser):
+    """Every (command, parser) under ``parser``, nested ones (``data fetch``) included."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield name, sub
+                for inner, deeper in _subparsers(sub):
+                    yield f"{name} {inner}", deeper
+
+
+def test_every_results_argument_is_the_shared_one() -> None:
+    """``--results`` is declared once (cli.args.add_results): every subcommand that takes it
+    refuses a missing folder alike and says the same about it."""
+    from tabbench.cli import build_parser
+    from tabbench.cli.args import RESULTS_HELP
+
+    taking = {}
+    for name, sub in _subparsers(build_parser()):
+        for action in sub._actions:
+            if "--results" in action.option_strings:
+                taking[name] = action
+    assert {"figures", "stopping-rules", "claims-table", "publish", "diagnose", "status",
+            "restop", "retry-failed"} <= set(taking)
+    for name, action in taking.items():
+        assert action.type is results_folder, name
+        assert action.default is None and action.metavar == "DIR", name
+        assert action.help.startswith(RESULTS_HELP), name
+
+
+def test_every_jobs_argument_refuses_what_is_no_number_of_workers() -> None:
+    from tabbench.cli import build_parser
+    from tabbench.cli.args import positive_int
+
+    taking = {name: a for name, sub in _subparsers(build_parser()) for a in sub._actions
+              if "--jobs" in a.option_strings}
+    assert {"figures", "stopping-rules", "claims-table", "diagnose", "restop"} <= set(taking)
+    assert all(a.type is positive_int and a.metavar == "N" for a in taking.values())

@@ -6,7 +6,14 @@ import jsonschema
 import pytest
 import yaml
 
-from tabbench.settings.presets import PRESET_KEYS, PRESETS, resolve_config, scale_note
+from tabbench.settings.presets import (
+    PRESET_KEYS,
+    PRESETS,
+    default_value,
+    resolve_config,
+    scale_note,
+)
+from tabbench.settings.table import SETTINGS, default
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -235,3 +242,15 @@ def test_one_reduction_of_the_papers_protocol_is_a_reduced_run():
     assert note.startswith("a reduced-scale run (preset paper: 1 split instead of 5)")
     assert "rows capped at 5,000" in scale_note(resolve_config({"preset": "paper",
                                                                 "max_rows": 5000}))
+
+
+def test_a_keys_fallback_is_the_tables_default_else_the_default_presets():
+    """What a command falls back on where nothing gives a key (``tabbench aggregate
+    --large-rows``, a summary of a folder that says nothing): declared once, in the table or
+    the default preset, never again in a signature."""
+    assert default_value("rope_percent") == SETTINGS["rope_percent"].default
+    assert default_value("seed") == SETTINGS["seed"].default
+    assert SETTINGS["figures_large_rows"].default is None
+    large = default_value("figures_large_rows")
+    assert large == PRESETS[default("preset")]["figures_large_rows"] and large >= 1
+    assert resolve_config({})["figures_large_rows"] == large

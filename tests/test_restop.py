@@ -180,7 +180,8 @@ def test_the_command_line(study, capsys):
     assert val_column("auroc") in pq.read_schema(path).names
     assert json.loads(Path(ResultsLayout(results).restop_report).read_text())["counts"][
         restop.ADDED] == 1
-    assert cli_main(["restop", "--results", str(study / "nope")]) == 2
+    (study / "empty").mkdir()
+    assert cli_main(["restop", "--results", str(study / "empty")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 

@@ -107,9 +107,9 @@ def test_retry_failed_reopens_a_finished_job_and_retrains_its_failures_only(data
 
 def test_the_command_line_says_what_it_reopened(dataset, tmp_path, capsys):
     results = tmp_path / "results"
+    Path(results).mkdir(parents=True, exist_ok=True)
     assert cli_main(["retry-failed", "--results", str(results)]) == 2
     assert "run_config.yaml is missing" in capsys.readouterr().err
-    Path(results).mkdir(parents=True, exist_ok=True)
     Path(ResultsLayout(results).run_config).write_text(yaml.safe_dump({"seed": 0}))
     assert cli_main(["retry-failed", "--results", str(results)]) == 0
     assert "no finished job has a failed config" in capsys.readouterr().out

@@ -212,7 +212,7 @@ def test_a_folder_reselects_the_pairs_whose_selected_files_hold_other_patiences(
     from tabbench.cli import main
 
     capsys.readouterr()
-    assert main(["stopping-rules", "--results", str(results), "--patience", "[3]",
+    assert main(["stopping-rules", "--results", str(results), "--patience", "3",
                  "--jobs", "1"]) == 0
     printed = capsys.readouterr().out
     assert "| XGBoost | default | patience 3 | " in printed

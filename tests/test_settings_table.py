@@ -14,6 +14,8 @@ import yaml
 from tabbench.cli import build_parser
 from tabbench.data.filtering import FilterParams
 from tabbench.data.sources import SourceOptions
+from tabbench.report.redraw import FOLDER
+from tabbench.settings.presets import default_value
 from tabbench.settings.reference import PAGE_PATH, SCHEMA_PATH, configuration_page
 from tabbench.settings.run_config import INVOCATION_KEYS as RUN_CONFIG_INVOCATION_KEYS
 from tabbench.settings.schema import check_config, with_table
@@ -82,20 +84,26 @@ def _actions() -> list[argparse.Action]:
 
 
 def test_a_cli_flag_that_takes_a_setting_defaults_to_the_tables_value():
-    """Where a flag has a default of its own (not required, not "the caller decides": None),
-    it is the setting's; a preset key's flag is left out (the preset decides)."""
-    by_flag = {s.cli_flag: s for s in all_settings().values() if s.cli_flag and not s.preset}
+    """Where a flag has a default of its own (not required, not "the caller decides" or "the
+    results folder's own": None, FOLDER), it is the setting's: the table's default; for a
+    redraw setting that a preset fills, the default preset's
+    (:func:`tabbench.settings.presets.default_value`). A study setting a preset fills is left
+    out: the stages that take it get it from the workflow, resolved for the run's preset."""
+    by_flag = {s.cli_flag: s for s in all_settings().values()
+               if s.cli_flag and (not s.preset or s.effect is Effect.REDRAW)}
     checked = set()
     for action in _actions():
         for flag in action.option_strings:
             setting = by_flag.get(flag)
             if (setting is None or action.required
-                    or action.default in (None, argparse.SUPPRESS)):
+                    or action.default in (None, argparse.SUPPRESS, FOLDER)):
                 continue
-            assert action.default == setting.default, (flag, action.default, setting.default)
+            want = default_value(setting.key)
+            assert action.default == want, (flag, action.default, want)
             checked.add(setting.key)
     assert {"keep_for_restop", "gpu_claim_timeout", "restop_max_mb", "network_memory_gb",
-            "replay_rtol", "epoch_ties", "retry_failed", "openml_timeout"} <= checked
+            "replay_rtol", "epoch_ties", "retry_failed", "openml_timeout", "rope_percent",
+            "figures_large_rows"} <= checked
 
 
 def test_the_data_stages_parameters_default_to_the_tables_values():

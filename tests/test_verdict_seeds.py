@@ -19,7 +19,6 @@ from tabbench.report.page_tables import page_inputs, rope_table
 from tabbench.report.redraw import collect_selected
 from tabbench.settings.folder import ResultsFolder
 from tabbench.summary import comparisons as cmp
-from tabbench.summary.aggregate import LARGE_ROWS
 from tabbench.summary.claims import DECIDES, judge
 from tabbench.summary.stopping_rules import best_rows
 
@@ -102,10 +101,10 @@ def test_no_seed_flips_the_large_headline_at_any_rope(monkeypatch):
     results = REPO / "docs" / "results" / "large"
     settings = ResultsFolder.open(results).redraw_settings
     selected = best_rows(collect_selected(results, jobs=1)[0])
-    large_rows = LARGE_ROWS if settings.large_rows is None else settings.large_rows
+    assert settings.large_rows is not None  # the copy's own threshold, as its page's
     rope = cmp.ROPE_PERCENT if settings.rope_percent is None else settings.rope_percent
     recorder = _Recorder(monkeypatch)
-    rope_table(selected, large_rows, rope)
+    rope_table(selected, settings.large_rows, rope)
     monkeypatch.undo()
     assert len(recorder.cells) >= 20
     assert not _flipped(recorder.cells), _flipped(recorder.cells)

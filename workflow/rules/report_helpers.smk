@@ -26,6 +26,7 @@ from tabbench.report.redraw import (
     stale_drawing,
 )
 from tabbench.settings.table import VIEW_KEYS
+from tabbench.summary.patience_words import patience_argument
 from tabbench.summary.view import ViewError, view_from_config
 from tabbench.report.study_description import (
     CLAIMS_CATEGORY,
@@ -74,7 +75,7 @@ except ViewError as e:
 VIEW_FLAGS = _view_flags()
 # the stopping rules' patiences (config patience; a reselect/redraw setting, never a retrain):
 # the regenerate job selects again, in memory, the pairs whose selected files hold others
-PATIENCE_FLAG = f" --patience {shlex.quote(json.dumps(CFG.get('patience')))}"
+PATIENCE_FLAG = f" {patience_argument(CFG.get('patience'))}"
 # the report's opening page (Snakemake's global `report:` description), drawn from the folder
 DESCRIPTION = RESULTS_LAYOUT.summary(DESCRIPTION_FILE)
 

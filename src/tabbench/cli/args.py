@@ -13,14 +13,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from tabbench.core.extras import require_extra
 from tabbench.core.nulls import is_null
 from tabbench.settings.table import default
+from tabbench.summary.patience_words import PatienceWordsError, parse_patience
 from tabbench.summary.select import EPOCH_TIES
-
-require_extra("pipeline", __name__)
-
-import yaml  # noqa: E402  (after the check)
 
 
 def boolean(text: str) -> bool:
@@ -109,24 +105,65 @@ def add_epoch_ties(parser: argparse.ArgumentParser) -> None:
                              "epochs (pytabkit's rule for networks)")
 
 
-def patience_setting(text: str) -> Any:
-    """The ``patience`` setting as text (YAML or JSON): a list of patiences for every model,
-    a mapping model -> list, ``[]`` (no patience rule) or a null spelling (each model's
-    defaults); :func:`tabbench.summary.stopping_rules.patiences_for` reads it."""
-    if is_null(text):
-        return None
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise argparse.ArgumentTypeError(f"not YAML: {e}") from None
+class _PatienceWords(argparse.Action):
+    """``--patience`` words read by :func:`tabbench.summary.patience_words.parse_patience`."""
 
-    def ints(v: Any) -> bool:
-        return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
-                                           and x >= 1 for x in v)
+    def __init__(self, *args: Any, per_model: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.per_model = per_model
 
-    if ints(value) or (isinstance(value, dict) and all(
-            isinstance(k, str) and (v is None or ints(v)) for k, v in value.items())):
-        return value
-    raise argparse.ArgumentTypeError(
-        f"expected a list of integers >= 1 (e.g. '[20, 50]') or a mapping model -> list "
-        f"(e.g. '{{xgboost: [20, 50], mlp: [8]}}'), got {text!r}")
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        try:
+            setattr(namespace, self.dest, parse_patience(values, per_model=self.per_model))
+        except PatienceWordsError as err:
+            parser.error(str(err))
+
+
+def add_patience(parser: argparse.ArgumentParser, *, per_model: bool, default: Any,
+                 default_help: str) -> None:
+    """``--patience``: config ``patience`` in the one grammar of :mod:`tabbench.summary.
+    patience_words` (``20 50``; no word; ``null``; ``MODEL=P,P`` where ``per_model``), so that
+    the same words work for every command that takes it."""
+    grammar = ("P [P ...] for every model, no word for the whole-run rule only, 'null' for "
+               "each model's defaults" + (", MODEL=P,P ... per model (a model not named: its "
+                                          "defaults)" if per_model else ""))
+    parser.add_argument("--patience", nargs="*", action=_PatienceWords, per_model=per_model,
+                        default=default, metavar="P",
+                        help=f"config patience: the patience stopping rule's patiences in "
+                             f"epochs (boosting rounds): {grammar}; default: {default_help}")
+
+
+#: the help of every subcommand's ``--results`` (:func:`add_results`)
+RESULTS_HELP = "the results folder (config results_dir)"
+
+
+def add_results(parser: argparse.ArgumentParser | argparse._ActionsContainer, *,
+                required: bool = True, note: str = "") -> argparse.Action:
+    """``--results DIR``, the one declaration every subcommand that reads a results folder
+    uses: an existing folder (:func:`results_folder`), no default; ``note`` adds what this
+    command also accepts there. ``required`` False for a mutually exclusive group's member
+    (the group is required instead)."""
+    return parser.add_argument("--results", type=results_folder, required=required,
+                               default=None, metavar="DIR",
+                               help=RESULTS_HELP + (f"; {note}" if note else ""))
+
+
+def add_jobs(parser: argparse.ArgumentParser, what: str, *, default: int | None = None) -> None:
+    """``--jobs N``: how many worker processes a command runs at once, each doing ``what``;
+    ``default`` None = one per CPU (what :func:`tabbench.report.redraw.
+    collect_selected` and :func:`tabbench.diagnostics.collect.collect` do with None)."""
+    parser.add_argument("--jobs", type=positive_int, default=default, metavar="N",
+                        help=f"worker processes, each {what}; default: "
+                             + ("one per CPU" if default is None else str(default)))
+
+
+def add_data_folder(parser: argparse.ArgumentParser, use: str, *,
+                    otherwise: str = "") -> None:
+    """``--data DIR``: the study's data folder, where a command reads more than the results
+    folder holds (``use``: what it reads there); by default the folder's own (its
+    ``data_dir`` setting), ``otherwise`` what the command falls back on without one."""
+    parser.add_argument("--data", type=Path, default=None, metavar="DIR",
+                        help=f"the study's data folder ({use}); default: the results "
+                             "folder's own (its data_dir setting)"
+                             + (f", else {otherwise}" if otherwise else ""))

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from tabbench.cli.args import add_epoch_ties, results_folder
+from tabbench.cli.args import add_epoch_ties, add_jobs, add_results
 from tabbench.cli.train import (
     add_device_arguments,
     add_trainer_option_arguments,
@@ -89,12 +89,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Diagnostic tables of a results folder (docs/diagnostics.md) from its "
                     "runs/ (selection bias) and replay/ (calibrators, reliability; stale or "
                     "missing replays are counted and left out) into --out.")
-    p.add_argument("--results", required=True, type=results_folder, help="the results folder")
+    add_results(p)
     p.add_argument("--out", required=True, type=Path, help="results/summary/diagnostics")
     p.add_argument("--pairs", nargs="*", default=None, metavar="MODEL/DATASET",
                    help="only these (model, dataset); default every one under runs/")
     p.add_argument("--n-splits", type=int, default=None, help="only splits 0..N-1")
-    p.add_argument("--jobs", type=int, default=None, help="worker processes")
+    add_jobs(p, "reading one split's records")
     p.set_defaults(func=_diagnose)
 
     p = subparsers.add_parser(

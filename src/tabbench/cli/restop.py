@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tabbench.cli.args import positive_int
+from tabbench.cli.args import add_data_folder, add_jobs, add_results, positive_int
 from tabbench.study.restop import restop_folder
 from tabbench.study.retry import RetryError, reopen_failed
 
@@ -48,12 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "and why; writes <results>/restop.json; writes the selected files of the "
                     "pairs whose runs files changed again. Then `snakemake figures` redraws "
                     "(`snakemake restop` does all of it; docs/design.md §16).")
-    p.add_argument("--results", required=True, type=Path, help="the results folder")
-    p.add_argument("--data", type=Path, default=None,
-                   help="the study's data folder, which kept models predict on (default: its "
-                        "data_dir setting, found as `tabbench status` finds it)")
-    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
-                   help="runs files re-stopped at once, one process each")
+    add_results(p)
+    add_data_folder(p, "which kept models predict on")
+    add_jobs(p, "re-stopping one runs file", default=1)
     p.add_argument("--threads", type=positive_int, default=1, metavar="N",
                    help="threads of each kept model's prediction")
     p.set_defaults(func=_restop)
@@ -66,5 +63,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "recorded configs kept as they are) and remove it, so that the next "
                     "`snakemake` run plans its train job, which retrains the failed configs "
                     "only. Writes <results>/retry_failed.json (tabbench.study.retry).")
-    r.add_argument("--results", required=True, type=Path, help="the results folder")
+    add_results(r)
     r.set_defaults(func=_retry_failed)

@@ -12,7 +12,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tabbench.cli.args import add_epoch_ties, patience_setting, positive_int, results_folder
+from tabbench.cli.args import (
+    add_data_folder,
+    add_epoch_ties,
+    add_jobs,
+    add_patience,
+    add_results,
+    non_negative_int,
+    results_folder,
+)
 from tabbench.core.io import write_text_atomic
 from tabbench.plots import make_figures
 from tabbench.report.page_tables import PageInputs, names_in, page_inputs, regenerate_page
@@ -25,16 +33,13 @@ from tabbench.report.redraw import (
     regenerate,
     summary_frames,
 )
-from tabbench.settings.table import PAPER_LARGE_ROWS as LARGE_ROWS
-from tabbench.settings.table import default
+from tabbench.settings.presets import default_value
+from tabbench.settings.table import SETTINGS
 from tabbench.summary.aggregate import aggregate, read_summary
 from tabbench.summary.claims import reproduction_table
 from tabbench.summary.rule_summary import answer_markdown, rules_answer
 from tabbench.summary.select import write_selected
 from tabbench.summary.view import view_from_config
-
-ROPE_PERCENT = default("rope_percent")
-LOW_SIGNAL = default("low_signal_learnability")
 
 
 def _select(args: argparse.Namespace) -> int:
@@ -134,17 +139,30 @@ def _add_view_options(p: argparse.ArgumentParser, default: str) -> None:
                         "logloss is at least this share of the prior's entropy for every model "
                         "is low-signal, and the headline is judged again without those; "
                         f"default: {default.replace('the paper', 'the settings table')}"
-                        f" ({LOW_SIGNAL:g})")
+                        f" ({default_value('low_signal_learnability'):g})")
+
+
+def _add_threshold_options(p: argparse.ArgumentParser, *, from_folder: bool) -> None:
+    """``--large-rows`` (config figures_large_rows) and ``--rope`` (config rope_percent), help
+    and defaults from the settings table; ``from_folder``: None by default, so that a drawing
+    of a results folder takes the folder's own (run_config.yaml, or its last summary's
+    meta.json), else the table's."""
+    for flag, key, kind, metavar in (("--large-rows", "figures_large_rows", non_negative_int,
+                                      "N"),
+                                     ("--rope", "rope_percent", float, "PERCENT")):
+        value = default_value(key)
+        p.add_argument(flag, type=kind, default=None if from_folder else value,
+                       metavar=metavar,
+                       help=f"config {key}: {SETTINGS[key].help.replace('%', '%%')}; default: "
+                            + (f"the results folder's own, else {value:g}" if from_folder
+                               else f"{value:g}"))
 
 
 def _add_patience_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--patience", type=patience_setting, default=FOLDER, metavar="YAML",
-                   help="config patience: the patience stopping rule's patiences, a list for "
-                        "every model ('[20, 50]') or a mapping ('{xgboost: [20], mlp: [8]}'), "
-                        "null = each model's defaults; default: the results folder's "
-                        "setting. "
-                        "Selected files holding other patiences are selected again from "
-                        "their runs (nothing is trained)")
+    add_patience(p, per_model=True, default=FOLDER,
+                 default_help="the results folder's setting; selected files holding other "
+                              "patiences are selected again from their runs (nothing is "
+                              "trained)")
 
 
 def _claims_table(args: argparse.Namespace) -> int:
@@ -180,10 +198,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="results/runs/{model}/{dataset}/split{i}.parquet, one per split")
     p.add_argument("--out", required=True, type=Path)
     add_epoch_ties(p)
-    p.add_argument("--patience", nargs="*", type=positive_int, default=None, metavar="P",
-                   help="config patience for this model: the patience stopping rule's "
-                        "patiences in epochs (rounds), none given = the whole-run rule only; "
-                        "default: the model's defaults (tabbench.summary.stopping_rules)")
+    add_patience(p, per_model=False, default=None,
+                 default_help="the model's defaults (tabbench.summary.stopping_rules)")
     p.set_defaults(func=_select)
 
     p = subparsers.add_parser(
@@ -195,11 +211,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path, help="summary folder")
     p.add_argument("--runs-dir", type=Path, default=None,
                    help="results/runs, to draw the Fig. 1 curve from (optional)")
-    p.add_argument("--large-rows", type=int, default=LARGE_ROWS,
-                   help="datasets with at least this many rows are 'large' (Fig. 5)")
-    p.add_argument("--rope", type=float, default=ROPE_PERCENT, metavar="PERCENT",
-                   help="config rope_percent: the Bayesian tests' region of practical "
-                        "equivalence, in %% relative difference")
+    _add_threshold_options(p, from_folder=False)
     _add_view_options(p, "the paper's")
     p.set_defaults(func=_aggregate)
 
@@ -209,29 +221,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "draw every figure into --out (summary tables in OUT/summary). "
                     "From --summary DIR: only draw (what the Snakemake rule does).")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--results", type=results_folder,
-                     help="a results folder (runs/ and/or selected/)")
+    add_results(src, required=False, note="runs/ and/or selected/, or a published copy")
     src.add_argument("--summary", type=Path, help="a summary folder written by `aggregate`")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--figures-dir", type=Path, default=None,
                    help="with --results: where the figures go (default: OUT itself); the "
                         "workflow redraws a results folder in place with --out DIR "
                         "--figures-dir DIR/figures")
-    p.add_argument("--large-rows", type=int, default=None,
-                   help="datasets with at least this many rows are 'large' (Fig. 5, G.2-G.4); "
-                        "default: the results folder's own setting (run_config.yaml, or its "
-                        f"last summary's meta.json), else {LARGE_ROWS}")
-    p.add_argument("--rope", type=float, default=None, metavar="PERCENT",
-                   help="the Bayesian tests' region of practical equivalence in %%; default: "
-                        f"the results folder's rope_percent, else {ROPE_PERCENT:g}")
+    _add_threshold_options(p, from_folder=True)
     _add_view_options(p, "the results folder's setting, else the paper's")
-    p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
+    add_jobs(p, "selecting one (model, dataset)")
     p.add_argument("--reselect", action="store_true",
                    help="recompute every selection from runs/ even if selected/ is fresh")
-    p.add_argument("--data", type=Path, default=None, metavar="DIR",
-                   help="with --results: the data folder whose class counts give the "
-                        "datasets' class balance (summary/heterogeneity.parquet); default: "
-                        "the results folder's own, else what its last summary kept")
+    add_data_folder(p, "with --results: its class counts give the datasets' class balance "
+                       "in summary/heterogeneity.parquet", otherwise="what its last summary kept")
     _add_patience_option(p)
     p.set_defaults(func=_figures)
 
@@ -243,9 +246,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "'TS-Ref.+TS beats Logloss+TS' (n, median, Bayesian probabilities, "
                     "verdict) and the median fraction of epochs Logloss+TS, TS-Ref.+TS and "
                     "Accuracy+TS train (tabbench.summary.rule_summary; docs/stopping_rules.md).")
-    p.add_argument("--results", required=True, type=results_folder)
+    add_results(p)
     _add_patience_option(p)
-    p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
+    add_jobs(p, "selecting one (model, dataset)")
     p.set_defaults(func=_stopping_rules)
 
     p = subparsers.add_parser(
@@ -259,10 +262,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "(docs/reproduction.md: a test checks the page against its shipped "
                     "results); a table marked 'NAME from PATH' is computed from that folder, "
                     "PATH relative to the page.")
-    p.add_argument("--results", required=True, type=results_folder)
+    add_results(p)
     p.add_argument("--page", type=Path, default=None,
                    help="a Markdown page holding generated tables' markers")
-    p.add_argument("--jobs", type=int, default=None, help="selection worker processes")
+    add_jobs(p, "selecting one (model, dataset)")
     p.set_defaults(func=_claims_table)
 
     p = subparsers.add_parser(
@@ -272,8 +275,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "Fig. 1 run) into --out, with a PUBLISHED.json manifest "
                     "(tabbench.report.publish); `tabbench figures --results OUT` then redraws "
                     "them.")
-    p.add_argument("--results", required=True, type=results_folder,
-                   help="a study folder; with --onto also a published copy (merged as it is)")
+    add_results(p, note="with --onto also a published copy (merged as it is)")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--max-mb", type=float, default=30.0,
                    help="refuse to write a copy larger than this (default 30 MB)")

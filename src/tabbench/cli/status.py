@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from tabbench.cli.args import results_folder
+from tabbench.cli.args import add_data_folder, add_results
 from tabbench.study.status import StatusError, render, study_status
 
 
@@ -29,10 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "recorded and failed, and the time left predicted from the folder's own "
                     "finished jobs (tabbench.study.status). Reads only; safe beside a running "
                     "study.")
-    p.add_argument("--results", required=True, type=results_folder, help="the results folder")
-    p.add_argument("--data", type=Path, default=None,
-                   help="the study's data folder (default: its data_dir setting, looked for "
-                        "beside the results folder, then in the working directory)")
+    add_results(p)
+    add_data_folder(p, "which datasets its settings plan")
     p.add_argument("--workers", type=float, default=None, metavar="N",
                    help="jobs that will run at once (default: measured on the latest "
                         "finished jobs)")

@@ -42,9 +42,8 @@ from tabbench.plots import make_figures
 from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.study_description import write_description
 from tabbench.settings.folder import ResultsFolder
-from tabbench.settings.presets import scale_note
+from tabbench.settings.presets import default_value, scale_note
 from tabbench.summary.aggregate import (
-    LARGE_ROWS,
     SUMMARY_FILES,
     aggregate_frames,
     load_selected,
@@ -243,15 +242,17 @@ def summary_frames(results: str | Path, selected: pd.DataFrame, redraw: Redraw |
     """The summary frames (claims included: :func:`tabbench.summary.aggregate.aggregate_frames`) of
     ``selected`` (:func:`collect_selected` of ``results``) with the folder's own settings
     unless ``redraw`` gives them: the "large" threshold (run_config.yaml, or its last summary's
-    meta.json, else the paper's 10,000), the ROPE (else the settings table's) and the view; and
-    the threshold used. What :func:`regenerate` writes, and what the test of
-    docs/reproduction.md recomputes. ``data``: the data folder the class balance is read from
-    (:func:`folder_balance`; None: the folder's own)."""
+    meta.json, else the setting's default: :func:`tabbench.settings.presets.default_value`),
+    the ROPE (else the settings table's) and the view; and the threshold used. What
+    :func:`regenerate` writes, and what the test of docs/reproduction.md recomputes. ``data``:
+    the data folder the class balance is read from (:func:`folder_balance`; None: the folder's
+    own)."""
     redraw = redraw or Redraw()
     large_rows, rope = redraw.large_rows, redraw.rope
     settings = ResultsFolder.open(results).redraw_settings
     if large_rows is None:  # 0 is a threshold (every dataset is large), not "unset"
-        large_rows = LARGE_ROWS if settings.large_rows is None else settings.large_rows
+        large_rows = (default_value("figures_large_rows") if settings.large_rows is None
+                      else settings.large_rows)
     if rope is None:
         rope = ROPE_PERCENT if settings.rope_percent is None else settings.rope_percent
     summary_view = view_from_config({**settings.view, **redraw.view})

@@ -5,12 +5,13 @@ What is derived from this table rather than written again: the defaults the conf
 gets where config.yaml, ``--config`` or a results folder's ``run_config.yaml`` do not give a
 key (:func:`defaults`, and the schema's ``default`` annotations:
 :func:`tabbench.settings.schema.with_table`), the keys that may change between runs on one
-results folder (:data:`INVOCATION_KEYS`), the defaults of the CLI flags that take a setting,
-which flags of a train job are Snakemake rerun triggers (``workflow/rules/train_helpers.smk``)
-and the configuration reference (``docs/configuration.md``,
-:func:`tabbench.settings.reference.configuration_page`). Where a second copy cannot be derived
-(``config.yaml``, which people read and edit, and the schema's types) a test holds it against
-this table (``tests/test_settings_table.py``).
+results folder (:data:`INVOCATION_KEYS`), the defaults of the CLI flags that take a setting
+(for a key a preset fills, the default preset's value:
+:func:`tabbench.settings.presets.default_value`), which flags of a train job are Snakemake
+rerun triggers (``workflow/rules/train_helpers.smk``) and the configuration reference
+(``docs/configuration.md``, :func:`tabbench.settings.reference.configuration_page`). Where a
+second copy cannot be derived (``config.yaml``, which people read and edit, and the schema's
+types) a test holds it against this table (``tests/test_settings_table.py``).
 
 A model's trainer options (config key ``<model>_<option>``) are settings too; their default
 and help are the model's registration (:class:`tabbench.models.registry.TrainerOption`), read
@@ -26,13 +27,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
-from tabbench.data.manifest import LARGE_ROWS
 from tabbench.models.registry import get_models
-
-#: datasets with at least this many rows are "large" (paper Fig. 5 and G.2-G.4): the paper's
-#: threshold, the ``paper`` and ``bundled`` presets' ``figures_large_rows`` (defined with the
-#: suites, where suite ``large`` is chosen by it)
-PAPER_LARGE_ROWS = LARGE_ROWS
 
 
 class Effect(Enum):

@@ -30,6 +30,7 @@ from tabbench.core.frames import read_frames, write_frames
 from tabbench.core.io import read_parquet
 from tabbench.core.layout import runs_splits
 from tabbench.core.provenance import runs_files_provenance
+from tabbench.settings.presets import default_value
 from tabbench.summary import comparisons as cmp
 from tabbench.summary.claims import (
     CLAIMS,
@@ -54,7 +55,6 @@ from tabbench.summary.stopping_rules import (
     with_rule_columns,
 )
 from tabbench.summary.tables import (
-    LARGE_ROWS,
     dataset_means,
     dropped_splits,
     mean_best_epochs,
@@ -101,10 +101,12 @@ def load_selected(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 
 def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
-                     large_rows: int = LARGE_ROWS, rope: float = cmp.ROPE_PERCENT,
+                     large_rows: int | None = None, rope: float = cmp.ROPE_PERCENT,
                      view: SummaryView | None = None, balance: pd.DataFrame | None = None,
                      study: Mapping[str, object] | None = None) -> dict[str, object]:
-    """All summary tables (in memory) from the concatenated selected rows. ``rope``: the
+    """All summary tables (in memory) from the concatenated selected rows. ``large_rows``:
+    datasets with at least this many rows are "large" (config ``figures_large_rows``; None =
+    its default, :func:`tabbench.settings.presets.default_value`). ``rope``: the
     Bayesian test's region of practical equivalence in % (config ``rope_percent``); ``view``:
     the baseline, Fig. 5's methods and the declared comparisons (:mod:`tabbench.summary.view`;
     None = the paper's). The paper's tables read the ``best`` stopping rule's rows; every rule
@@ -115,6 +117,8 @@ def aggregate_frames(selected: pd.DataFrame, runs_dir: str | Path | None = None,
     claims' text (:func:`tabbench.summary.claims.study_sentence`)."""
 
     view = view or SummaryView()
+    if large_rows is None:  # 0 is a threshold (every dataset is large), not "unset"
+        large_rows = int(default_value("figures_large_rows"))
     every_rule = with_rule_columns(selected)
     selected = best_rows(every_rule)
     means = dataset_means(selected)
@@ -226,10 +230,11 @@ def read_summary(summary_dir: str | Path) -> dict[str, object]:
 
 
 def aggregate(selected_paths: Iterable[str | Path], out_dir: str | Path,
-              runs_dir: str | Path | None = None, large_rows: int = LARGE_ROWS,
+              runs_dir: str | Path | None = None, large_rows: int | None = None,
               rope: float = cmp.ROPE_PERCENT, view: SummaryView | None = None
               ) -> dict[str, object]:
-    """Load selected files, build every summary table, write them to ``out_dir``."""
+    """Load selected files, build every summary table (:func:`aggregate_frames`), write them
+    to ``out_dir``."""
     frames = aggregate_frames(load_selected(selected_paths), runs_dir, large_rows, rope, view)
     write_summary(frames, out_dir)
     return frames

@@ -11,7 +11,7 @@ from tabbench.core.failures import failures_markdown
 from tabbench.core.markdown import MISSING, cell, markdown_table
 from tabbench.models.runs_schema import TEST_METRIC_IDS
 from tabbench.summary.methods import BASELINE, ts_method_names
-from tabbench.summary.tables import LARGE_ROWS, SUBSETS
+from tabbench.summary.tables import SUBSETS
 
 
 def _probabilities(r) -> str:
@@ -24,7 +24,7 @@ def _interval(r) -> str:
     return MISSING if not np.isfinite(r.median_lo) else f"[{r.median_lo:+.2f}, {r.median_hi:+.2f}]"
 
 
-def markdown_summary(summary: pd.DataFrame, large_rows: int = LARGE_ROWS,
+def markdown_summary(summary: pd.DataFrame, large_rows: int,
                      ranks: pd.DataFrame | None = None, failures: dict | None = None,
                      baseline: str = BASELINE) -> str:
     """Markdown tables of the summary: one per (metric, subset), rows = (model, regime, method),

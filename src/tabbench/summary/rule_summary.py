@@ -45,7 +45,7 @@ from tabbench.summary.stopping_rules import (
     selected_choices,
     with_rule_columns,
 )
-from tabbench.summary.tables import LARGE_ROWS, SUBSETS
+from tabbench.summary.tables import SUBSETS
 from tabbench.summary.validation_rule import HETEROGENEITY_FIGURE
 
 #: the paper's claims re-checked under each stopping rule (ids of
@@ -85,7 +85,7 @@ def rows_of(selected: pd.DataFrame, choice: RuleChoice) -> pd.DataFrame:
     return sel[choice_names(sel) == choice.name].reset_index(drop=True)
 
 
-def rule_claims(selected: pd.DataFrame, large_rows: int = LARGE_ROWS,
+def rule_claims(selected: pd.DataFrame, large_rows: int,
                 rope: float = cmp.ROPE_PERCENT) -> pd.DataFrame:
     """The claims of :data:`RULE_CLAIM_IDS` under every rule but ``best`` present in
     ``selected`` (module docstring); columns :data:`tabbench.summary.claims.CLAIM_COLUMNS`."""
@@ -152,7 +152,7 @@ def per_dataset(selected: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFram
     return out
 
 
-def rules_table(selected: pd.DataFrame, large_rows: int = LARGE_ROWS,
+def rules_table(selected: pd.DataFrame, large_rows: int,
                 baseline: str = BASELINE) -> pd.DataFrame:
     """``summary/rules.parquet``: per (subset, model, regime, "+TS" method, rule) the median
     and quartiles over datasets of the fraction of epochs trained, of the relative test logloss

@@ -12,13 +12,9 @@ import numpy as np
 import pandas as pd
 
 from tabbench.models.runs_schema import TEST_METRIC_IDS
-from tabbench.settings.table import PAPER_LARGE_ROWS
 from tabbench.summary import comparisons as cmp
 from tabbench.summary.methods import BASELINE, method_names, ts_method_names
 from tabbench.summary.select import TEST_COLUMNS
-
-#: rows from which a dataset counts as "large" (paper Fig. 5: ≥ 10K samples)
-LARGE_ROWS = PAPER_LARGE_ROWS
 
 SUBSETS: tuple[str, ...] = ("all", "large")
 #: the test metric whose ranks the ranks table and the CD diagrams show (the paper's main one)
@@ -55,8 +51,8 @@ def paired_with_baseline(selected: pd.DataFrame, metrics: Sequence[str] = TEST_M
     return pd.concat(parts, ignore_index=True)
 
 
-def relative_differences(selected: pd.DataFrame, metrics: Sequence[str] = TEST_METRIC_IDS,
-                         baseline: str = BASELINE, large_rows: int = LARGE_ROWS,
+def relative_differences(selected: pd.DataFrame, large_rows: int,
+                         metrics: Sequence[str] = TEST_METRIC_IDS, baseline: str = BASELINE,
                          pairs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every method's relative difference to ``baseline``, per (model, regime, dataset, metric),
     from the selected rows (one per split): both means over the splits they share; ``n_splits``
@@ -150,7 +146,7 @@ RANK_COLUMNS = ["subset", "model", "regime", "metric", "method", "mean_rank", "n
                 "p_friedman", "alpha"]
 
 
-def rank_table(selected: pd.DataFrame, large_rows: int = LARGE_ROWS,
+def rank_table(selected: pd.DataFrame, large_rows: int,
                metric: str = RANK_METRIC) -> pd.DataFrame:
     """Mean ranks of the stopping methods (each +TS) over datasets, per (subset, model, regime),
     on ``metric`` averaged over splits (:func:`tabbench.summary.comparisons.mean_ranks`: Friedman's
