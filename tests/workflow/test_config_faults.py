@@ -16,29 +16,15 @@ import subprocess
 import pytest
 from workspace import Workspace
 
+#: a few of the bad values of tests/test_config_command_line.py (which checks each one's message
+#: through the same ``settle`` call), through the real workflow: a key that is not a setting
+#: and a value the schema refuses
 CASES = {
     # --config value -> what the last lines must say: (key, reason, allowed values)
     "n_splits": (["n_splits=0"], ("n_splits", "0 is less than the minimum of 1",
                                   "an integer from 1 to 100 or null")),
-    "typo_key": (["typo_key=1"], ("typo_key", "not a setting (a typo?)",
-                                  "allowed keys: preset, suite,")),
     "typo_setting": (["n_split=2"], ("n_split", "not a setting (did you mean 'n_splits'?)",
-                                  "allowed keys: preset, suite,")),
-    "models": (["models=[]"], ("models", "[] should be non-empty",
-                               "null or a list of (a string)")),
-    "sources": (["sources=[openml,s3]"], ("sources", "'s3' is not one of",
-                                          "one of talent, openml, bundled")),
-    "device": (["device=gpu"], ("device", "'gpu' does not match",
-                                "allowed: a string (cpu, cuda (each network job claims")),
-    "one_hot_1": (["mlp_max_one_hot_levels=1"],
-                  ("mlp_max_one_hot_levels", "1 is less than the minimum of 2",
-                   "an integer >= 2 or null")),
-    "one_hot_-3": (["mlp_max_one_hot_levels=-3"],
-                   ("mlp_max_one_hot_levels", "-3 is less than the minimum of 2",
-                    "an integer >= 2 or null")),
-    "one_hot_abc": (["mlp_max_one_hot_levels=abc"],
-                    ("mlp_max_one_hot_levels", "'abc' is not of type 'integer', 'null'",
-                     "an integer >= 2 or null")),
+                                     "allowed keys: preset, suite,")),
 }
 
 
@@ -70,29 +56,19 @@ def test_schema_violation_is_rejected_before_any_job(tmp_path, key):
     _no_job_ran(ws)
 
 
-#: names the schema cannot know (packages may register models): checked against the registry
-REGISTRY_CASES = {
-    # how the bad value is given, what the error must say (the key, the value, what is allowed)
-    "models": (["--config", "models=[xgboost,catboost]"],
-               ["config key 'models'", "'catboost'", "xgboost, mlp, realmlp"]),
-    "n_configs": (["--config", "n_configs={catboost: 3}"],
-                  ["config key 'n_configs'", "'catboost'", "xgboost, mlp, realmlp"]),
-    "epochs": (["--configfile", "mine.yaml"],
-               ["config key 'epochs'", "'lgbm'", "xgboost_default, xgboost_tuned, mlp, realmlp"]),
-}
-
-
-@pytest.mark.parametrize("key", sorted(REGISTRY_CASES))
-def test_unregistered_names_are_rejected_before_any_job(tmp_path, key):
+def test_an_unregistered_name_in_a_configfile_is_rejected_before_any_job(tmp_path):
+    """Names the schema cannot know (packages may register models) are checked against the
+    registries (each case: tests/test_config_command_line.py); here one given in a
+    --configfile, through the real workflow."""
     ws = Workspace(tmp_path / "wf")
     (ws.root / "mine.yaml").write_text("epochs: {mlp: 8, lgbm: 3}\n")
-    args, messages = REGISTRY_CASES[key]
-    res = ws.snakemake("--cores", "1", *args)
+    res = ws.snakemake("--cores", "1", "--configfile", "mine.yaml")
     text = res.stdout + res.stderr
     assert res.returncode != 0, text[-3000:]
     tail = "\n".join(text.strip().splitlines()[-2:])  # the header, then key and reason
     assert tail.startswith("tabbench: invalid configuration"), text[-3000:]
-    for message in messages:
+    for message in ("config key 'epochs'", "'lgbm'",
+                    "xgboost_default, xgboost_tuned, mlp, realmlp"):
         assert message in tail, text[-3000:]
     assert "Traceback" not in text and "rule " not in text
     _no_job_ran(ws)
@@ -127,6 +103,9 @@ def test_unknown_dataset_target_fails_before_any_job_naming_known_ones(tmp_path)
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
 
 
+#: one target per way the workflow refuses one (the select rule's, the train rule's, the
+#: catch-all's); the lines for other names and paths (a misspelt model or folder):
+#: tests/test_study_targets.py
 @pytest.mark.parametrize(("target", "line"), [
     # a model the demo does not declare: training it would put it into Fig. 5 and the claims
     ("results/selected/lightgbm/adult.parquet",
@@ -136,16 +115,10 @@ def test_unknown_dataset_target_fails_before_any_job_naming_known_ones(tmp_path)
      "folder of its own (--config results_dir=DIR)"),
     ("results/runs/lightgbm/adult/split0.parquet",
      "tabbench: 'lightgbm' is not a model of the study in results/;"),
-    # typos in the path: the model, the folder
-    ("results/selected/xgbost/adult.parquet",
-     "tabbench: 'xgbost' is not a model of the study in results/ nor a known one (did you mean "
-     "'xgboost'?); its models: xgboost, mlp, realmlp"),
+    # a typo in the path that no rule's pattern takes (the catch-all rule's refusal)
     ("results/runs/xgbost/adult/split0.parquet",
      "tabbench: no rule makes results/runs/xgbost/adult/split0.parquet (did you mean "
      "'results/runs/xgboost/adult/split0.parquet'?). Targets in results/ are "),
-    ("results/selectd/xgboost/adult.parquet",
-     "tabbench: no rule makes results/selectd/xgboost/adult.parquet (did you mean "
-     "'results/selected/xgboost/adult.parquet'?)."),
 ])
 def test_a_target_outside_the_study_or_made_by_no_rule_is_one_line(tmp_path, target, line):
     ws = Workspace(tmp_path / "wf", demo=("adult",))
@@ -206,21 +179,6 @@ def test_the_tie_rule_reaches_the_select_and_replay_commands(tmp_path):
                     if any(f"Shell command: tabbench {c} " in line for c in ("select", "replay"))]
         assert len(commands) == 2, text[-3000:]
         assert all(f"--epoch-ties {ties}" in c for c in commands), commands
-
-
-def test_nested_epochs_override_on_the_command_line(tmp_path):
-    ws = Workspace(tmp_path / "wf")
-    res = ws.snakemake("-n", "--cores", "1", "--config", "preset=smoke", "epochs={mlp: 8}")
-    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
-
-
-@pytest.mark.parametrize("value", ["null", "5"])
-def test_one_hot_cap_on_the_command_line_is_accepted(tmp_path, value):
-    """``mlp_max_one_hot_levels=null`` (no cap) arrives as the string 'null'; it must mean null."""
-    ws = Workspace(tmp_path / "wf")
-    res = ws.snakemake("-n", "--cores", "1", "--config", "preset=smoke",
-                       f"mlp_max_one_hot_levels={value}")
-    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
 
 
 @pytest.mark.parametrize(("name", "says"), [

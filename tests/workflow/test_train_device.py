@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_train_rules import _jobs, make_project, snakemake  # noqa: E402
+from test_train_rules import CUDA, _jobs, dry_run, make_project, snakemake  # noqa: E402
 
 
 def torch_has_cuda():
@@ -17,16 +17,9 @@ def torch_has_cuda():
     return torch.cuda.is_available()
 
 
-def test_gpu_claim_flags_reach_nn_jobs_only(tmp_path):
-    project = make_project(
-        tmp_path,
-        device="cuda",
-        allow_cpu_fallback=True,
-        gpu_lock_dir="/var/tmp/my locks",
-        gpu_claim_timeout=120,
-    )
-    res = snakemake(project, "-n", "-p", "--resources", "gpu=1")
-    assert res.returncode == 0, res.stderr + res.stdout
+def test_gpu_claim_flags_reach_nn_jobs_only(tmp_path_factory):
+    assert {"allow_cpu_fallback", "gpu_lock_dir", "gpu_claim_timeout"} <= set(CUDA)
+    res = dry_run(tmp_path_factory, "--resources", "gpu=1", **CUDA)
     jobs = _jobs(res)
     assert len(jobs) == 8
     for _, cmd in jobs:
@@ -42,9 +35,8 @@ def test_gpu_claim_flags_reach_nn_jobs_only(tmp_path):
             assert "--allow-cpu-fallback" not in cmd, cmd
 
 
-def test_cpu_runs_carry_no_gpu_flags(tmp_path):
-    res = snakemake(make_project(tmp_path), "-n", "-p")
-    assert res.returncode == 0, res.stderr + res.stdout
+def test_cpu_runs_carry_no_gpu_flags(tmp_path_factory):
+    res = dry_run(tmp_path_factory)
     cmds = [cmd for _, cmd in _jobs(res)]
     assert cmds and all("--device cpu " in c and "--gpu-" not in c for c in cmds)
     # auto on the CPU is the measured default: no --members unless it stacks there
@@ -54,9 +46,8 @@ def test_cpu_runs_carry_no_gpu_flags(tmp_path):
     assert mlp and all(("--members" in c) == (AUTO_CPU_MEMBERS > 1) for c in mlp)
 
 
-def test_network_members_reach_the_cpu_jobs(tmp_path):
-    res = snakemake(make_project(tmp_path, network_members=8, network_memory_gb=2.5), "-n", "-p")
-    assert res.returncode == 0, res.stderr + res.stdout
+def test_network_members_reach_the_cpu_jobs(tmp_path_factory):
+    res = dry_run(tmp_path_factory, network_members=8, network_memory_gb=2.5)
     for _, cmd in _jobs(res):
         if "--model mlp" in cmd:
             assert "--members 8 --network-memory-gb 2.5 " in cmd, cmd
@@ -133,11 +124,10 @@ def test_a_stacked_study_records_every_epoch_and_switching_the_path_retrains(tmp
     assert len(cmds) == 2 and all("--members" not in c for c in cmds)
 
 
-def test_a_pinned_gpu_is_a_setting_and_counts_as_a_gpu_job(tmp_path):
+def test_a_pinned_gpu_is_a_setting_and_counts_as_a_gpu_job(tmp_path_factory):
     """device: cuda:1 (gpu.py and the CLI accept it; the config schema did not): network jobs
     are pinned to that GPU (no claiming) and still declare the gpu resource."""
-    res = snakemake(make_project(tmp_path, device="cuda:1"), "-n", "-p", "--resources", "gpu=1")
-    assert res.returncode == 0, res.stderr + res.stdout
+    res = dry_run(tmp_path_factory, "--resources", "gpu=1", device="cuda:1")
     for desc, cmd in _jobs(res):
         nn = "--model mlp" in cmd
         assert ("--device cuda:1" if nn else "--device cpu") in cmd, cmd

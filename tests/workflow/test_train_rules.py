@@ -81,6 +81,26 @@ def snakemake(project, *args):
                           cwd=project, env=env, capture_output=True, text=True)
 
 
+#: the dry runs of this worker, by their arguments and config (see :func:`dry_run`)
+_DRY_RUNS: dict[str, subprocess.CompletedProcess] = {}
+
+#: device: cuda with every GPU-claim setting given (test_train_device.py reads the same plan)
+CUDA = {"device": "cuda", "train_threads": 2, "allow_cpu_fallback": True,
+        "gpu_lock_dir": "/var/tmp/my locks", "gpu_claim_timeout": 120}
+
+
+def dry_run(tmp_path_factory, *args, **config):
+    """``snakemake -n -p *args`` on ``make_project(**config)``, run once per arguments and
+    config (a dry run changes nothing, and several tests read the same plan)."""
+    key = repr((args, sorted(config.items())))
+    if key not in _DRY_RUNS:
+        project = make_project(tmp_path_factory.mktemp("dry"), **config)
+        _DRY_RUNS[key] = snakemake(project, "-n", "-p", *args)
+    res = _DRY_RUNS[key]
+    assert res.returncode == 0, res.stderr + res.stdout
+    return res
+
+
 def _jobs(res):
     """(job description, shell command) of every planned train job of a dry run."""
     text = res.stdout + res.stderr
@@ -91,10 +111,8 @@ def _jobs(res):
     return jobs
 
 
-def test_dry_run_plans_one_job_per_model_dataset_split(tmp_path):
-    project = make_project(tmp_path)
-    res = snakemake(project, "-n", "-p")
-    assert res.returncode == 0, res.stderr + res.stdout
+def test_dry_run_plans_one_job_per_model_dataset_split(tmp_path_factory):
+    res = dry_run(tmp_path_factory)
     cmds = [cmd for _, cmd in _jobs(res)]
     assert len(cmds) == 2 * 2 * 2
     xgb = [c for c in cmds if "--model xgboost --dataset toy2 --split 1" in c]
@@ -108,10 +126,8 @@ def test_dry_run_plans_one_job_per_model_dataset_split(tmp_path):
     assert "--epochs mlp=2 " in mlp[0]
 
 
-def test_nn_jobs_claim_a_gpu_under_cuda(tmp_path):
-    project = make_project(tmp_path, device="cuda", train_threads=2)
-    res = snakemake(project, "-n", "-p", "--resources", "gpu=1")
-    assert res.returncode == 0, res.stderr + res.stdout
+def test_nn_jobs_claim_a_gpu_under_cuda(tmp_path_factory):
+    res = dry_run(tmp_path_factory, "--resources", "gpu=1", **CUDA)
     jobs = _jobs(res)
     assert len(jobs) == 8
     for desc, cmd in jobs:
@@ -123,10 +139,9 @@ def test_nn_jobs_claim_a_gpu_under_cuda(tmp_path):
 
 
 @pytest.mark.parametrize(("cap", "flag"), [(None, "none"), (5, "5"), ("absent", "1000")])
-def test_mlp_one_hot_cap_reaches_mlp_jobs_only(tmp_path, cap, flag):
+def test_mlp_one_hot_cap_reaches_mlp_jobs_only(tmp_path_factory, cap, flag):
     config = {} if cap == "absent" else {"mlp_max_one_hot_levels": cap}
-    res = snakemake(make_project(tmp_path, **config), "-n", "-p")
-    assert res.returncode == 0, res.stderr + res.stdout
+    res = dry_run(tmp_path_factory, **config)
     cmds = [cmd for _, cmd in _jobs(res)]
     assert len(cmds) == 8
     for cmd in cmds:

@@ -8,11 +8,12 @@ the repository.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -128,3 +129,47 @@ def job_stats(text: str) -> dict[str, int]:
                 stats[parts[0]] = int(parts[1])
             break
     return stats
+
+
+#: the jobs that fetch, filter, split or train: what drawing from a finished folder never plans
+DATA_JOBS = ("train", "fetch_dataset", "filter_dataset", "split_dataset", "collect_datasets")
+
+
+def output_of(res: subprocess.CompletedProcess) -> str:
+    """What a Snakemake run printed, stdout then stderr."""
+    return res.stdout + res.stderr
+
+
+def planned_jobs(ws: Workspace, *args: str) -> dict[str, int]:
+    """The 'Job stats' of ``snakemake --cores 1 -n *args`` (which must succeed)."""
+    res = ws.snakemake("--cores", "1", "-n", *args)
+    assert res.returncode == 0, output_of(res)[-3000:]
+    return job_stats(output_of(res))
+
+
+def assert_no_data_or_training(ws: Workspace) -> None:
+    """Neither `figures` nor `report` plans a data or training job in ``ws``."""
+    for target in ("figures", "report"):
+        stats = planned_jobs(ws, target)
+        assert not set(stats) & set(DATA_JOBS), (target, stats)
+
+
+def mtimes(root: Path, *folders: str) -> dict[str, int]:
+    """Modification time (ns) of every file under ``folders`` of ``root``, by relative path."""
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns
+            for f in folders for p in (root / f).rglob("*") if p.is_file()}
+
+
+@contextlib.contextmanager
+def restored(ws: Workspace, tmp: Path) -> Iterator[Workspace]:
+    """Let a test change a shared workspace in place and put it back afterwards, its
+    environment too (a copy elsewhere would not do: the fetch rule's params hold the absolute
+    path of data/demo, so a moved project refetches)."""
+    backup, env = tmp / "backup", dict(ws.env)
+    shutil.copytree(ws.root, backup, symlinks=True)
+    try:
+        yield ws
+    finally:
+        shutil.rmtree(ws.root)
+        shutil.move(backup, ws.root)
+        ws.env = env
