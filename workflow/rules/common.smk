@@ -53,7 +53,7 @@ def kept_on_failure(path):
 def requested_targets():
     """This invocation's targets (empty: `all`): the one read of Snakemake's internals for
     them, known once the DAG is being built (input functions, onstart)."""
-    settings = getattr(workflow, "dag_settings", None)
+    settings = getattr(workflow, "dag_settings", None)  # (none while linting)
     return [str(t) for t in (getattr(settings, "targets", None) or [])]
 
 
