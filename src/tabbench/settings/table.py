@@ -74,8 +74,8 @@ class Setting:
     #: line leave it null (what every preset gave it before), so that none of its finished jobs
     #: sees another flag and reruns; ``absent`` is what it was *made* with, which may differ
     legacy: Any = None
-    #: values at which a study setting is not a rerun trigger of its jobs (the behaviour of the
-    #: folders made before the setting existed, whose finished jobs must not rerun): a job is
+    #: values at which a study setting is not a rerun trigger of its jobs: the behaviour that
+    #: folders without the setting have, so that their finished jobs do not rerun; a job is
     #: given such a value outside its params rerun trigger (:mod:`tabbench.jobs.triggers`)
     untracked: tuple[Any, ...] = ()
 
