@@ -258,7 +258,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     {"diagnostics"},
     {"plots"},
     {"report"},
-    {"cli"},
+    {"cli", "jobs"},
 ))
 #: at most this many modules directly in src/tabbench/ besides the packages
 MAX_TOP_MODULES = 8

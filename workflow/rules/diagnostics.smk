@@ -8,7 +8,8 @@
 #                 figures results/figures/diag_*.{pdf,png} (with the paper's figures)
 #
 # `figures` (and the report) draw the diagnostics from the replay files results/ holds: they
-# never plan a replay (diagnostics_helpers.smk says how).
+# never plan a replay (diagnostics_helpers.smk says how). What a replay is given:
+# tabbench.jobs.train (TRAIN_JOBS).
 
 
 include: "diagnostics_helpers.smk"
@@ -25,15 +26,16 @@ rule replay_split:
     log:
         RESULTS_LAYOUT.log("replay", "{model}", "{dataset}", "split{split}"),
     wildcard_constraints:
-        model=REPLAY_MODEL_PATTERN,
+        model=MODEL_PATTERN,
         split=r"\d+",
     conda:
         "../../environment.yml"
     threads: CFG["train_threads"]
     resources:
-        gpu=train_gpus,
+        gpu=TRAIN_JOBS.gpus,
     params:
-        flags=replay_flags,
+        # none a rerun trigger: a replay is determined by its runs file
+        **TRAIN_JOBS.replay_params(),
     shell:
         "tabbench replay --runs {input.runs:q} --processed {input.processed:q}"
         " --splits {input.splits:q} --out {output.npz:q} --threads {threads}{params.flags}"

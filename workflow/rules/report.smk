@@ -1,6 +1,7 @@
 # Summary, figures, diagnostics and the HTML report (docs/design.md §7-8, §14): one job, the
 # library's `tabbench figures --results` (tabbench.report.redraw.regenerate), over what the
-# results folder holds, and `snakemake --report` on it.
+# results folder holds, and `snakemake --report` on it. What they are given:
+# tabbench.jobs.drawing (DRAWING, report_helpers.smk).
 #
 #   regenerate  selection where a runs file is newer than its selected file (in memory), the
 #               summary tables and the claims -> results/summary/, every figure (the paper's and
@@ -9,10 +10,10 @@
 #   figures     target: what regenerate writes, and the report
 #   report      target: results/report.html, self-contained (figures, captions, claims)
 #
-# What regenerate waits for (regenerate_input in report_helpers.smk): under `figures`/`report`
-# only the files the folder holds, so they plan this one job and nothing upstream (no data,
-# training or selection job, whatever preceded); under the study (`all`) every selected file of
-# the study, so a fresh `snakemake` draws after the last training.
+# What regenerate waits for: under `figures`/`report` only the files the folder holds, so they
+# plan this one job and nothing upstream (no data, training or selection job, whatever
+# preceded); under the study (`all`) every selected file of the study, so a fresh `snakemake`
+# draws after the last training.
 
 
 include: "report_helpers.smk"
@@ -29,8 +30,9 @@ rule regenerate:
     input:
         regenerate_input,
     output:
-        # kept as they were when the job fails (kept_on_failure, common.smk)
-        regenerate_outputs(),
+        # kept as they were when the job fails (kept_on_failure, common.smk); the claims table
+        # and each figure's png are entries of the HTML report, with their captions
+        DRAWING.outputs(kept_on_failure, report_flag),
         description=kept_on_failure(DESCRIPTION),
     log:
         RESULTS_LAYOUT.log("regenerate"),
@@ -39,12 +41,12 @@ rule regenerate:
     threads: 4
     params:
         # the folder, its settings and what the summary compares (a changed one redraws)
-        command=regenerate_command(DESCRIPTION),
+        command=DRAWING.command(),
         # for the captions ({{ snakemake.params.stopping_metrics }}): the registered ones. Not
         # a rerun trigger (a function of the input: Snakemake compares only the other params):
         # a newly registered metric changes no table or figure until the runs files have its
         # column, and that change reruns this job anyway (`snakemake restop` redraws)
-        stopping_metrics=lambda wildcards, input: STOPPING_LEGEND,
+        stopping_metrics=lambda wildcards, input: stopping_metric_legend(),
     shell:
         "{params.command} --jobs {threads} > {log:q} 2>&1"
 
@@ -58,8 +60,7 @@ rule figures:
 
 rule report:
     # `snakemake --report` is a separate Snakemake invocation on the same workflow (target
-    # `regenerate`, whose outputs carry the report() flags and captions); it only reads
-    # metadata, hence --nolock. This run's --config values are handed over as a config file.
+    # `regenerate`, whose outputs carry the report() flags and captions): report_command
     input:
         REGENERATE_FILES,
     output:
@@ -67,4 +68,9 @@ rule report:
     log:
         RESULTS_LAYOUT.log("report"),
     run:
-        build_report(output[0], log[0], dict(workflow.config_settings.overwrite_config))
+        build_report(
+            output[0],
+            log[0],
+            workflow.config_settings.overwrite_config,
+            report_command,
+        )

@@ -19,7 +19,7 @@ rule restop:
     params:
         results=RESULTS,
         data=DATA,
-        regenerate=regenerate_command(DESCRIPTION),
+        regenerate=DRAWING.command(),
     run:
         shell(
             "tabbench restop --results {params.results:q} --data {params.data:q}"
@@ -29,5 +29,6 @@ rule restop:
         build_report(
             RESULTS_LAYOUT.report,
             log.report,
-            dict(workflow.config_settings.overwrite_config),
+            workflow.config_settings.overwrite_config,
+            report_command,
         )

@@ -1,12 +1,8 @@
 # Selection (docs/design.md §7): per (model, dataset), the best epoch of every config and the best
 # config (tuned) or config 0 (default), for every stopping metric, from the per-epoch records of
-# all splits. Thin rule: the logic is tabbench.summary.select (`tabbench select`).
-#
-# `kept_datasets()` (the datasets that survive filtering) is defined by data.smk via a
-# checkpoint; it is only called from target functions, never at parse time.
-
-
-include: "select_helpers.smk"
+# all splits (tabbench.summary.select, `tabbench select`). What a job is given:
+# tabbench.jobs.train (TRAIN_JOBS, train_helpers.smk).
+TARGET_FUNCTIONS.append(study_selected)
 
 
 rule select:
@@ -23,10 +19,9 @@ rule select:
     conda:
         "../../environment.yml"
     params:
-        # config epoch_ties and this model's patiences (rerun triggers: another rule or
-        # patience selects other epochs; neither is a train param, so no training reruns)
-        ties=CFG["epoch_ties"],
-        patience=select_patience,
+        # the tie rule and this model's patiences: rerun triggers (other epochs are selected;
+        # neither is a train param, so no training reruns)
+        **TRAIN_JOBS.select_params(),
     shell:
         "tabbench select --runs {input.runs:q} --out {output:q} --epoch-ties {params.ties}"
         " --patience {params.patience} > {log:q} 2>&1"

@@ -1,9 +1,8 @@
 # Training: one job per (model, dataset, split) runs every config (0 = default, 1..n_configs =
 # random draws) and records every epoch -> results/runs/{model}/{dataset}/split{split}.parquet
 # plus the failures sidecar. A killed job resumes from <output>.part/ (finished configs kept).
-# Paths: tabbench.core.layout (RESULTS_LAYOUT). Needs from data.smk: processed_path(ds),
-# splits_path(ds), kept_datasets(), check_dataset(ds). A figures/report invocation never trains
-# (its one job takes the runs files as they are: report.smk).
+# What a job is given: tabbench.jobs.train (TRAIN_JOBS); paths: tabbench.core.layout. A
+# figures/report invocation never trains (its one job takes the runs files as they are).
 
 
 include: "train_helpers.smk"
@@ -24,17 +23,11 @@ rule train:
         "../../environment.yml"
     threads: CFG["train_threads"]
     resources:
-        gpu=train_gpus,
+        gpu=TRAIN_JOBS.gpus,
     params:
-        epochs=lambda w: train_epochs_arg(w.model),
-        n_configs=lambda w: n_configs_for(CFG, w.model),
-        seed=CFG["seed"],
-        device=train_device,
-        # the flags of the settings that change the records (trainer options, training
-        # path): a rerun trigger (params); the others are not (NotARerunTrigger), as
-        # tabbench.settings.table classifies them
-        record_flags=train_trigger_flags,
-        run_flags=train_run_flags,
+        # the flags of the settings that change the records are rerun triggers, the others
+        # not (NotARerunTrigger), as the settings table classifies them (tabbench.jobs.triggers)
+        **TRAIN_JOBS.train_params(),
     shell:
         "tabbench train --model {wildcards.model} --dataset {wildcards.dataset:q}"
         " --split {wildcards.split} --processed {input.processed:q} --splits {input.splits:q}"

@@ -37,7 +37,8 @@ from tabbench.settings.folder import ModelRun, ResultsFolder
 from tabbench.summary.claims import reproduction_table
 from tabbench.summary.rule_summary import paper_claims
 
-#: the report categories the rules put the results in (workflow/rules/report_helpers.smk)
+#: the report categories the rules put the results in
+#: (:meth:`tabbench.jobs.drawing.DrawingJobs.captioned_outputs`)
 FIGURES_CATEGORY = "Figures"
 DIAGNOSTICS_CATEGORY = "Diagnostics"
 CLAIMS_CATEGORY = "Claims"

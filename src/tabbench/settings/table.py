@@ -7,8 +7,8 @@ key (:func:`defaults`, and the schema's ``default`` annotations:
 :func:`tabbench.settings.schema.with_table`), the keys that may change between runs on one
 results folder (:data:`INVOCATION_KEYS`), the defaults of the CLI flags that take a setting
 (for a key a preset fills, the default preset's value:
-:func:`tabbench.settings.presets.default_value`), which flags of a train job are Snakemake
-rerun triggers (``workflow/rules/train_helpers.smk``) and the configuration reference
+:func:`tabbench.settings.presets.default_value`), which params of every workflow rule are
+Snakemake rerun triggers (:mod:`tabbench.jobs.triggers`) and the configuration reference
 (``docs/configuration.md``, :func:`tabbench.settings.reference.configuration_page`). Where a
 second copy cannot be derived (``config.yaml``, which people read and edit, and the schema's
 types) a test holds it against this table (``tests/test_settings_table.py``).
@@ -69,6 +69,10 @@ class Setting:
     #: line leave it null (what every preset gave it before), so that none of its finished jobs
     #: sees another flag and reruns; ``absent`` is what it was *made* with, which may differ
     legacy: Any = None
+    #: values at which a study setting is not a rerun trigger of its jobs: the behaviour that
+    #: folders without the setting have, so that their finished jobs do not rerun; a job is
+    #: given such a value outside its params rerun trigger (:mod:`tabbench.jobs.triggers`)
+    untracked: tuple[Any, ...] = ()
 
     @property
     def changes_records(self) -> bool:
@@ -122,7 +126,8 @@ _TABLE: tuple[Setting, ...] = (
     Setting("leakage", None, _STUDY, "a dataset where one column alone predicts the label "
             "(the leakage check): drop (unless its manifest explains it) or report (kept, "
             "named in the terminal); paper: report, the others: drop", "--leakage",
-            preset=True, group="Data", absent="report", legacy="drop"),
+            preset=True, group="Data", absent="report", legacy="drop",
+            untracked=("drop",)),
     Setting("n_splits", None, _STUDY, "random 64/16/20 train/validation/test splits (split i "
             "uses seed + i)", "--n-splits", preset=True, group="Data"),
     Setting("stratify", False, _STUDY, "stratify the splits by class (the paper's code does "
@@ -130,7 +135,7 @@ _TABLE: tuple[Setting, ...] = (
     Setting("split_by_groups", False, _STUDY, "split a dataset whose source declares a group "
             "column (a recipe's groups) by groups, 64/16/20 of its groups, so that no group is "
             "in two parts; the others by rows as always (the paper splits rows)",
-            "--split-by-groups", group="Data"),
+            "--split-by-groups", group="Data", untracked=(False,)),
     # --- training --------------------------------------------------------------------------
     Setting("models", None, _STUDY, "registered models to train (built in: xgboost, mlp, "
             "realmlp, lightgbm)", "--model", preset=True, group="Training"),

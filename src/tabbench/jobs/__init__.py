@@ -1,0 +1,6 @@
+"""What the workflow's jobs are given, as plain functions over the configuration mapping,
+wildcard values and paths: each rule's params (which of them are rerun triggers follows the
+settings table: ``triggers``), its inputs and the checks that refuse a target while the DAG is
+built (``data``, ``train``, ``drawing``), the study's targets, and what a run says in the
+terminal at its start and end (``messages``). The Snakemake files under ``workflow/`` call
+these in one line each; this package knows nothing of Snakemake."""
