@@ -41,7 +41,8 @@ def test_the_command_carries_the_redraw_settings(settled):
     command = DrawingJobs(config).command()
     assert command.startswith(f"tabbench figures --results {root} --out {root}"
                               f" --figures-dir {root}/figures --large-rows 1500 --rope 2.5")
-    assert command.endswith(" --figures-methods Logloss Brier+TS --patience '[4]'")
+    assert command.endswith(" --figures-methods Logloss Brier+TS --low-signal-learnability 0.9"
+                            " --patience 4")
 
 
 def _holds(root: Path, *names: str) -> None:
