@@ -1,5 +1,5 @@
 """Recorder bookkeeping, checked with a transparent stand-in for the metrics (the real metrics
-are tested in tests/metrics and end to end in tests/test_train_job.py)."""
+are tested in tests/metrics and end to end in tests/study/test_train_job.py)."""
 
 import types
 

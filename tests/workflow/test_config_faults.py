@@ -16,8 +16,8 @@ import subprocess
 import pytest
 from workspace import Workspace
 
-#: a few of the bad values of tests/test_config_command_line.py (which checks each one's message
-#: through the same ``settle`` call), through the real workflow: a key that is not a setting
+#: a few of the bad values of tests/settings/test_config_command_line.py (which checks each one's
+#: message through the same ``settle`` call), through the real workflow: a key that is not a setting
 #: and a value the schema refuses
 CASES = {
     # --config value -> what the last lines must say: (key, reason, allowed values)
@@ -58,7 +58,7 @@ def test_schema_violation_is_rejected_before_any_job(tmp_path, key):
 
 def test_an_unregistered_name_in_a_configfile_is_rejected_before_any_job(tmp_path):
     """Names the schema cannot know (packages may register models) are checked against the
-    registries (each case: tests/test_config_command_line.py); here one given in a
+    registries (each case: tests/settings/test_config_command_line.py); here one given in a
     --configfile, through the real workflow."""
     ws = Workspace(tmp_path / "wf")
     (ws.root / "mine.yaml").write_text("epochs: {mlp: 8, lgbm: 3}\n")
@@ -105,7 +105,7 @@ def test_unknown_dataset_target_fails_before_any_job_naming_known_ones(tmp_path)
 
 #: one target per way the workflow refuses one (the select rule's, the train rule's, the
 #: catch-all's); the lines for other names and paths (a misspelt model or folder):
-#: tests/test_study_targets.py
+#: tests/study/test_study_targets.py
 @pytest.mark.parametrize(("target", "line"), [
     # a model the demo does not declare: training it would put it into Fig. 5 and the claims
     ("results/selected/lightgbm/adult.parquet",

@@ -150,7 +150,7 @@ def test_data_rules_run_and_record_problems_as_status(wf):
 
 def test_max_rows_unlimited_reaches_the_filter_as_no_cap(wf):
     """``max_rows: unlimited`` keeps every row (the smoke preset's cap is 1,500); null would
-    mean the preset's cap (tests/test_presets.py)."""
+    mean the preset's cap (tests/settings/test_presets.py)."""
     fx.make_demo_dir(wf.dir / "data" / "demo", {"big": fx.synthetic_frame(2_000)})
     wf("data", "--cores", "1", "--config", "preset=smoke", "suite=[big]", "max_rows=unlimited")
     summary = pd.read_csv(wf.dir / "data" / "datasets.csv").set_index("dataset")

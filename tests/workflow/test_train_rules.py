@@ -21,7 +21,7 @@ from tabbench.models.recorder import check_records
 REPO = Path(__file__).resolve().parents[2]
 SRC = os.path.dirname(os.path.dirname(tabbench.__file__))
 sys.path.insert(0, str(REPO / "tests"))
-from test_train_job import write_dataset  # noqa: E402
+from fixtures.data_fixtures import write_dataset  # noqa: E402
 
 FAKE_DATA_SMK = """
 def processed_path(ds):

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 #: extra -> the import names of the packages of that extra that tabbench's modules import
-#: (``pyproject.toml``'s optional dependencies; tests/test_install_layers.py checks that each
-#: name comes from a distribution of its extra and that every third-party import of a module
-#: needing the extra is listed here)
+#: (``pyproject.toml``'s optional dependencies; tests/project/test_install_layers.py checks that
+#: each name comes from a distribution of its extra and that every third-party import of a
+#: module needing the extra is listed here)
 EXTRAS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     # the pipeline's library (data, models, search, settings, summary, study, diagnostics,
     # plots, report, the command line); Snakemake itself is a workflow tool, never imported

@@ -11,7 +11,7 @@ results folder (:data:`INVOCATION_KEYS`), the defaults of the CLI flags that tak
 Snakemake rerun triggers (:mod:`tabbench.jobs.triggers`) and the configuration reference
 (``docs/configuration.md``, :func:`tabbench.settings.reference.configuration_page`). Where a
 second copy cannot be derived (``config.yaml``, which people read and edit, and the schema's
-types) a test holds it against this table (``tests/test_settings_table.py``).
+types) a test holds it against this table (``tests/settings/test_settings_table.py``).
 
 A model's trainer options (config key ``<model>_<option>``) are settings too; their default
 and help are the model's registration (:class:`tabbench.models.registry.TrainerOption`), read

@@ -303,8 +303,8 @@ def signed_rank_probs(diff: np.ndarray, rope: float, nsamples: int, seed: int,
     −rope", "within ±rope" or "above +rope" is the most probable region. The same draws (one
     ``RandomState(seed).dirichlet`` stream) and the same per-sample sums as baycomp, computed
     for all samples in one matrix product instead of one ``np.outer`` per sample in Python: that
-    loop took three quarters of a summary's time (tests/test_comparisons.py checks the two give
-    the same probabilities; benchmarks/signed_rank_speed.py times them)."""
+    loop took three quarters of a summary's time (tests/summary/test_comparisons.py checks the
+    two give the same probabilities; benchmarks/signed_rank_speed.py times them)."""
     sampler = _SignedRankSampler(diff, rope, seed, prior)
     counts = sampler.draw(nsamples)
     return _shares(counts, nsamples)
