@@ -12,12 +12,14 @@ import pytest
 
 from tabbench.core.layout import ResultsLayout
 from tabbench.report.page_tables import (
+    TABLES,
     PageInputs,
     baseline_table,
     complete_pairs_table,
     embedded,
     markers,
     names_in,
+    not_run_table,
     regenerate_page,
     what_ran_table,
     with_tables,
@@ -93,6 +95,29 @@ def test_the_complete_pairs_table_lists_each_model_its_pairs_and_the_large_ones(
     assert "| XGBoost | 2: adult, kc1 | 0 |" in complete_pairs_table(_selected(), 50_000)
     assert complete_pairs_table(_selected().iloc[:0], 10_000) == (
         "No (model, dataset) pair has selections.")
+
+
+def test_the_not_run_table_lists_per_model_and_regime_the_kept_large_datasets_without_a_pair():
+    """What did not run is read from the data stage's table: only kept datasets of at least the
+    large threshold count; a model's tuned regime is listed once it has a tuned pair."""
+    datasets = pd.DataFrame({
+        "dataset": ["adult", "covtype", "kc1", "bank", "Car"],
+        "status": ["kept", "kept", "kept", "dropped", "kept"],
+        "rows_final": [48_842, 100_000, 2_109, 45_211, 1_728]})
+    selected = _selected().assign(regime="default")
+    tuned = selected[(selected["model"] == "lightgbm") & (selected["dataset"] == "adult")]
+    selected = pd.concat([selected, tuned.assign(regime="tuned")], ignore_index=True)
+    lines = not_run_table(selected, datasets, 10_000, models=("xgboost", "mlp", "lightgbm"))
+    lines = lines.splitlines()
+    assert lines[0] == ("| model | regime | large datasets (≥ 10,000 rows) with it "
+                        "| kept large datasets without it |")
+    assert "| XGBoost | default | 1 | 1: covtype |" in lines  # bank was dropped, kc1 is small
+    assert "| MLP | default | 0 | 2: adult, covtype |" in lines  # a model with no pair yet
+    assert "| LightGBM | tuned | 1 | 1: covtype |" in lines
+    assert not any(line.startswith("| XGBoost | tuned") for line in lines)
+    everything = not_run_table(selected, datasets, 1_000)
+    assert "| XGBoost | default | 2 | 2: Car, covtype |" in everything.splitlines()
+    assert not_run_table(selected, None, 10_000).startswith("No dataset table")
 
 
 def test_a_table_from_another_folder_is_computed_from_that_folders_inputs():
@@ -296,3 +321,13 @@ def test_the_what_ran_table_gives_each_model_and_regime_its_pairs_configs_and_ep
     assert "–" in what_ran_table(pd.DataFrame(rows), 10_000, None).splitlines()[2]
     assert what_ran_table(pd.DataFrame(rows).iloc[:0], 10_000, settings) == (
         "No selection in this folder yet.")
+
+
+def test_the_full_study_guide_names_every_generated_table():
+    """docs/full-study.md lists the tables a page may embed: every one the code knows."""
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "full-study.md").read_text()
+    missing = [name for name in TABLES
+               if f"`{name}`" not in guide and f"generated table: {name};" not in guide]
+    assert not missing, f"docs/full-study.md does not name the generated tables {missing}"

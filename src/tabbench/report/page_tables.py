@@ -53,7 +53,7 @@ from tabbench.diagnostics.paths import DIAGNOSTIC_TABLE_FILES
 from tabbench.diagnostics.selection_bias import MAIN_TARGET
 from tabbench.metrics.registry import get_stopping_metrics
 from tabbench.models.registry import model_label, order_models
-from tabbench.report.publish import is_published, read_manifest
+from tabbench.report.publish import DATASET_TABLE, is_published, read_manifest
 from tabbench.report.redraw import collect_selected, summary_frames
 from tabbench.settings.folder import ResultsFolder
 from tabbench.study.status import hours_text
@@ -251,6 +251,42 @@ def complete_pairs_table(selected: pd.DataFrame, large_rows: int,
             table.append(line(f"{model_label(model)} tuned", mine[has_tuned]))
     return markdown_table(["model", "complete (model, dataset) pairs",
                            f"of them large (≥ {large_rows:,} rows)"], table)
+
+
+def not_run_table(selected: pd.DataFrame, datasets: pd.DataFrame | None, large_rows: int,
+                  models: tuple[str, ...] = ()) -> str:
+    """Per model and regime, the large datasets the data stage kept (``datasets``: the folder's
+    ``datasets.csv``) that have no selection in that regime: what the study did not get to,
+    read from the folder so that a page's "what did not fit" cannot go stale. The tuned regime
+    is listed for a model with a tuned selection anywhere."""
+    if datasets is None:
+        return "No dataset table (`datasets.csv`) for this folder: what did not run is unknown."
+    kept = datasets[(datasets["status"] == "kept") & (datasets["rows_final"] >= large_rows)]
+    large = set(kept["dataset"])
+    regime = selected["regime"] if "regime" in selected else pd.Series("default", selected.index)
+    table = []
+    for model in order_models(list(dict.fromkeys([*selected.get("model", []), *models]))):
+        mine = selected["model"] == model if not selected.empty else pd.Series(dtype=bool)
+        regimes = ["default", *(["tuned"] if (mine & (regime == "tuned")).any() else [])]
+        for name in regimes:
+            have = large & set(selected.loc[mine & (regime == name), "dataset"])
+            missing = sorted(large - have, key=str.lower)
+            table.append([model_label(model), name, str(len(have)),
+                          f"{len(missing)}: {', '.join(missing)}" if missing else "none"])
+    if not table:
+        return "No model in this folder."
+    return markdown_table(["model", "regime", f"large datasets (≥ {large_rows:,} rows) with it",
+                           "kept large datasets without it"], table, align="llrl")
+
+
+def _dataset_table(i: PageInputs) -> pd.DataFrame | None:
+    """The data stage's table of the folder: a published copy ships it beside its results, a
+    study's is in its data folder."""
+    if i.folder is None:
+        return None
+    path = (i.folder.root / DATASET_TABLE if i.published is not None
+            else Path(i.folder.data.datasets_csv))
+    return pd.read_csv(path) if path.is_file() else None
 
 
 def _cell(row: pd.Series) -> str:
@@ -484,6 +520,7 @@ TABLES: dict[str, Callable[[PageInputs], str]] = {
     "gains_beyond_rope": lambda i: gains_table(i.frames["heterogeneity"],
                                                i.frames["meta"]["rope_percent"]),
     "complete_pairs": lambda i: complete_pairs_table(i.selected, i.large_rows, i.models),
+    "not_run": lambda i: not_run_table(i.selected, _dataset_table(i), i.large_rows, i.models),
     "all_datasets": lambda i: baseline_table(i.frames["summary"],
                                              baseline=i.frames["meta"].get("baseline")
                                              or BASELINE),
