@@ -161,11 +161,21 @@ touch "$out" "${out%.parquet}.failures.json"
 """
 
 
+@pytest.mark.slow
 def test_one_hot_cap_change_retrains_mlp_jobs_only(tmp_path, monkeypatch):
     """The cap is a rerun trigger of the mlp jobs (it changes their records) and of nothing
     else; a run (with a stand-in for `tabbench train`) records it in Snakemake's metadata. Once
     the folder has its run_config.yaml, the cap is changed there (a --config that disagrees with
-    the folder's settings is refused)."""
+    the folder's settings is refused).
+
+    Slow (nine Snakemake runs); in the fast suite the same holds piece by piece: the cap
+    changes what Snakemake records of an mlp train job and not of an xgboost one
+    (tests/jobs/test_triggers.py::test_each_rules_params_trigger_exactly_as_the_table_says),
+    a --config that disagrees with the folder's cap is refused
+    (tests/settings/test_run_config.py::test_the_one_hot_cap_is_a_study_setting_of_the_folder),
+    the cap reaches the mlp commands only (test_mlp_one_hot_cap_reaches_mlp_jobs_only), and a
+    setting changed in run_config.yaml retrains through real Snakemake with the profile's
+    triggers (test_the_rerun_policy_retrains_for_settings_never_for_a_changed_rule)."""
     project = make_project(tmp_path / "p", mlp_max_one_hot_levels=1000)
     fake = tmp_path / "bin" / "tabbench"
     fake.parent.mkdir()
