@@ -5,6 +5,7 @@ tables' numbers, and an empty folder still renders every figure."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -188,3 +189,28 @@ def test_an_empty_results_folder_renders_every_figure(tmp_path):
     assert tuple(figs) == DIAGNOSTIC_FIGURE_STEMS
     assert tables["meta"]["replay"] == {"used": 0, "stale": 0, "missing": 0}
     assert isinstance(tables["selection"], pd.DataFrame)
+
+
+def test_the_regenerate_job_reads_and_uses_the_replays_a_folder_holds(tmp_path):
+    """What the workflow's regenerate job does with a folder where one pair has its replay
+    files: they are among the job's inputs (so Snakemake redraws when one changes), and the
+    diagnostics drawn from the folder use them and count the other splits as missing."""
+    from tabbench.report.redraw import regenerate_diagnostics, regenerate_inputs
+
+    root = tmp_path / "results"
+    write_synthetic_results(root, DATASETS, MODELS, N_SPLITS, n_configs=2,
+                            epochs={"xgboost": (6, 8), "mlp": (5, 5)})
+    for split in range(N_SPLITS):
+        write_fake_replay(root, "mlp", "bin_a", split)
+    npz = [ResultsLayout(root).replay("mlp", "bin_a", s) for s in range(N_SPLITS)]
+    inputs = set(map(str, regenerate_inputs(root)))
+    assert {str(p) for p in npz} | {str(replay_sidecar(p)) for p in npz} <= inputs
+    assert not any("/replay/" in p for p in inputs - {str(p) for p in npz}
+                   - {str(replay_sidecar(p)) for p in npz})
+    out = tmp_path / "out"
+    counts = regenerate_diagnostics(root, out, jobs=1, draw=False)
+    n = len(MODELS) * len(DATASETS) * N_SPLITS
+    want = {"used": N_SPLITS, "stale": 0, "missing": n - N_SPLITS}
+    assert {k: counts[f"replay_{k}"] for k in want} == want
+    meta = json.loads((Path(ResultsLayout(out).diagnostics_dir) / "meta.json").read_text())
+    assert meta["replay"] == want

@@ -12,6 +12,7 @@ import pytest
 
 from tabbench.jobs.data import DataJobs
 from tabbench.jobs.refusal import Refused
+from tabbench.jobs.triggers import NotARerunTrigger
 
 DEMO = str(Path(__file__).resolve().parents[2] / "data" / "demo")
 
@@ -83,3 +84,22 @@ def test_openml_is_probed_once_where_a_fetch_job_will_ask_it(settled):
     jobs.probe_openml(unknown, asked.append)
     assert len(asked) == 1 and asked[0].startswith("tabbench data probe-openml --state-dir ")
     assert asked[0].endswith("--openml-timeout 10")
+
+
+def _recorded(params) -> list[str]:
+    """What Snakemake records of a job's params for its params rerun trigger: the
+    builtin-typed values by repr; a NotARerunTrigger is not recorded."""
+    return sorted(repr(v) for v in params.values() if not isinstance(v, NotARerunTrigger))
+
+
+def test_splitting_by_groups_is_recorded_only_when_true(settled):
+    """With the default (false) a split job records n_splits, seed and stratify alone, what a
+    data folder made without the option recorded, so a finished data folder draws no split
+    again; true is another study (every split job reruns); back to false, the records are the
+    first ones again."""
+    base = {"n_splits": 2, "seed": 0, "stratify": False}
+    default = _recorded(_jobs(settled(**base)).split_params())
+    assert default == sorted([repr(2), repr(0), repr(False)])
+    grouped = _recorded(_jobs(settled(**base, split_by_groups=True)).split_params())
+    assert grouped != default and repr(" --split-by-groups true") in grouped
+    assert _recorded(_jobs(settled(**base, split_by_groups=False)).split_params()) == default

@@ -64,6 +64,8 @@ def test_the_selection_takes_the_models_patiences(settled):
     jobs = TrainJobs(settled(patience={"mlp": [7, 3]}), None)
     assert _params(jobs, "mlp", jobs.select_params()) == {"ties": "first", "patience": "3 7"}
     assert _params(jobs, "xgboost", jobs.select_params())["patience"] != "3 7"
+    last = TrainJobs(settled(epoch_ties="last"), None)  # the study's tie rule (--epoch-ties)
+    assert _params(last, "xgboost", last.select_params())["ties"] == "last"
 
 
 def test_inputs_check_the_model_and_the_dataset(config):

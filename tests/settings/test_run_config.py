@@ -273,6 +273,23 @@ def test_the_tie_rule_is_a_study_setting_with_one_set_of_values(tmp_path):
     assert ResultsFolder.open(old).redraw_settings.epoch_ties == DEFAULT_EPOCH_TIES
 
 
+def test_the_one_hot_cap_is_a_study_setting_of_the_folder(tmp_path):
+    """mlp_max_one_hot_levels changes the mlp records: a folder keeps its cap, a --config that
+    changes it is refused, and a cap edited in run_config.yaml is what the next run takes."""
+    results = tmp_path / "results"
+    asked = {"preset": "smoke", "mlp_max_one_hot_levels": 1000}
+    remember(results, settle(_defaults(results), asked, SCHEMA).config)
+    assert "mlp_max_one_hot_levels" not in INVOCATION_KEYS
+    assert settle(_defaults(results), {"mlp_max_one_hot_levels": 1000},
+                  SCHEMA).config["mlp_max_one_hot_levels"] == 1000
+    with pytest.raises(ConfigError, match="mlp_max_one_hot_levels: folder 1000, asked 5"):
+        settle(_defaults(results), {"mlp_max_one_hot_levels": 5}, SCHEMA)
+    stored = ResultsLayout(results).run_config
+    edited = {**yaml.safe_load(Path(stored).read_text()), "mlp_max_one_hot_levels": 5}
+    Path(stored).write_text(yaml.safe_dump(edited))
+    assert settle(_defaults(results), {}, SCHEMA).config["mlp_max_one_hot_levels"] == 5
+
+
 def test_the_patiences_are_a_redraw_setting_checked_like_the_others(tmp_path):
     """patience: a list or a mapping model -> list of integers >= 1, checked by the schema and
     the registry; it may differ from the folder's (it reselects and redraws, never retrains),

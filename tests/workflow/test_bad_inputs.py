@@ -4,8 +4,9 @@ format and in TALENT's layout (tests/fixtures/bad_datasets.py), run through the 
 report (data/datasets.csv, data/unavailable.csv, the train failures sidecar); nothing is
 silently dropped.
 
-The fast test runs the data stage (fetch, filter, the checkpoint, splits) of the whole suite;
-the slow one trains all three models on every kept dataset.
+The fast test runs the data stage's jobs (fetch, filter, the checkpoint, splits) of the whole
+suite as Snakemake plans them, in the test's process; the slow ones run it through Snakemake,
+and train all three models on every kept dataset.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fixtures import bad_datasets as bad
-from workspace import Workspace
+from workspace import Workspace, run_planned_in_process
 
 from tabbench.models.mlp import MAX_ONE_HOT_LEVELS, MLPPreprocessor
 
@@ -90,6 +91,22 @@ def _check_data_reports(ws: Workspace, expected: dict) -> list[str]:
 
 
 def test_broken_datasets_are_reported_by_the_data_stage(tmp_path):
+    """The jobs Snakemake plans for the data stage, run in this process (the same commands:
+    workspace.run_planned_in_process); data problems are statuses, not failed jobs: every job
+    exits 0. Through Snakemake itself: test_broken_datasets_are_reported_by_snakemakes_run."""
+    ws, expected, args = _suite(tmp_path)
+    commands = run_planned_in_process(ws, "data", *args)
+    jobs = [c[2] for c in commands]
+    assert jobs.count("fetch") == jobs.count("filter") == len(expected), jobs
+    assert jobs.count("collect") == 1 and jobs.count("split") == sum(
+        e.status == "kept" for e in expected.values()), jobs
+    _check_data_reports(ws, expected)
+
+
+@pytest.mark.slow
+def test_broken_datasets_are_reported_by_snakemakes_run(tmp_path):
+    """Slow (some 40 jobs, each a Python process); in the fast suite its jobs run in process:
+    test_broken_datasets_are_reported_by_the_data_stage."""
     ws, expected, args = _suite(tmp_path)
     res = ws.snakemake("data", *args)
     # data problems are statuses, not failed jobs: the data stage succeeds

@@ -6,7 +6,10 @@ dataset nobody has is rejected while the DAG is built, naming the datasets that 
 one for a model or dataset the study does not declare or a path no rule makes (one line each).
 
 Each case is a real run (not a dry run) in a temporary copy of the workflow, so "no job ran"
-is checked on disk: no data/, results/ or logs/ folder, and no Snakemake job metadata.
+is checked on disk: no data/, results/ or logs/ folder, and no Snakemake job metadata. Each
+message is checked without Snakemake in tests/settings/ and tests/jobs/; the fast suite runs
+one case of each way a run ends in one line (a bad value, a refused target while the DAG is
+built, the catch-all rule, an unwritable folder), the others are slow.
 """
 
 from __future__ import annotations
@@ -45,7 +48,13 @@ def _short_error_at_the_end(text: str, key: str, reason: str, allowed: str) -> N
     assert "'results_dir'" not in text and "Traceback" not in text
 
 
-@pytest.mark.parametrize("key", sorted(CASES))
+@pytest.mark.parametrize("key", [
+    "n_splits",
+    # slow: the same path as n_splits; its message in the fast suite: tests/settings/
+    # test_config_command_line.py::
+    # test_a_bad_value_is_three_lines_naming_key_reason_and_allowed_values
+    pytest.param("typo_setting", marks=pytest.mark.slow),
+])
 def test_schema_violation_is_rejected_before_any_job(tmp_path, key):
     ws = Workspace(tmp_path / "wf")
     config, (name, reason, allowed) = CASES[key]
@@ -56,10 +65,14 @@ def test_schema_violation_is_rejected_before_any_job(tmp_path, key):
     _no_job_ran(ws)
 
 
+@pytest.mark.slow
 def test_an_unregistered_name_in_a_configfile_is_rejected_before_any_job(tmp_path):
     """Names the schema cannot know (packages may register models) are checked against the
     registries (each case: tests/settings/test_config_command_line.py); here one given in a
-    --configfile, through the real workflow."""
+    --configfile, through the real workflow. Slow: the same message from a --configfile
+    (tests/settings/test_config_command_line.py::
+    test_an_unregistered_name_is_a_short_error_naming_the_registered_ones), the same path to
+    the last lines (test_schema_violation_is_rejected_before_any_job)."""
     ws = Workspace(tmp_path / "wf")
     (ws.root / "mine.yaml").write_text("epochs: {mlp: 8, lgbm: 3}\n")
     res = ws.snakemake("--cores", "1", "--configfile", "mine.yaml")
@@ -105,16 +118,21 @@ def test_unknown_dataset_target_fails_before_any_job_naming_known_ones(tmp_path)
 
 #: one target per way the workflow refuses one (the select rule's, the train rule's, the
 #: catch-all's); the lines for other names and paths (a misspelt model or folder):
-#: tests/study/test_study_targets.py
+#: tests/study/test_study_targets.py. The select and train rules' are slow: the same refusal
+#: while the DAG is built as the catch-all's and test_unknown_dataset_target_fails_before_any_
+#: job_naming_known_ones; their line in the fast suite: tests/study/test_study_targets.py::
+#: test_an_undeclared_model_is_refused_saying_how_to_add_it_on_purpose.
 @pytest.mark.parametrize(("target", "line"), [
     # a model the demo does not declare: training it would put it into Fig. 5 and the claims
-    ("results/selected/lightgbm/adult.parquet",
-     "tabbench: 'lightgbm' is not a model of the study in results/; its models: xgboost, mlp, "
-     "realmlp. Its results would join this folder's figures, claims and report: to add it on "
-     "purpose, run with --config models=[xgboost,mlp,realmlp,lightgbm]; or give it a results "
-     "folder of its own (--config results_dir=DIR)"),
-    ("results/runs/lightgbm/adult/split0.parquet",
-     "tabbench: 'lightgbm' is not a model of the study in results/;"),
+    pytest.param(
+        "results/selected/lightgbm/adult.parquet",
+        "tabbench: 'lightgbm' is not a model of the study in results/; its models: xgboost, "
+        "mlp, realmlp. Its results would join this folder's figures, claims and report: to add "
+        "it on purpose, run with --config models=[xgboost,mlp,realmlp,lightgbm]; or give it a "
+        "results folder of its own (--config results_dir=DIR)", marks=pytest.mark.slow),
+    pytest.param("results/runs/lightgbm/adult/split0.parquet",
+                 "tabbench: 'lightgbm' is not a model of the study in results/;",
+                 marks=pytest.mark.slow),
     # a typo in the path that no rule's pattern takes (the catch-all rule's refusal)
     ("results/runs/xgbost/adult/split0.parquet",
      "tabbench: no rule makes results/runs/xgbost/adult/split0.parquet (did you mean "
@@ -132,11 +150,17 @@ def test_a_target_outside_the_study_or_made_by_no_rule_is_one_line(tmp_path, tar
         _no_job_ran(ws)
 
 
+@pytest.mark.slow
 def test_a_dataset_the_filter_dropped_is_refused_in_one_line(tmp_path):
     """hypothyroid (bundled; the filter keeps 2 of its 3,163 rows, fewer than min_rows): after
     the data stage, asking for its selected file stops before any job with one line saying why
     (it was planned, and its split job failed with a DataError traceback). Before the data
-    stage nobody knows yet: the data jobs run, and the split job fails in one line."""
+    stage nobody knows yet: the data jobs run, and the split job fails in one line.
+
+    Slow (two data stages); in the fast suite: the refusal (tests/jobs/test_data.py::
+    test_a_dataset_the_filter_did_not_keep_is_refused_for_a_split), the split job's line
+    (tests/data/test_data_commands.py), a refusal while the DAG is built ending a run in one
+    line (test_unknown_dataset_target_fails_before_any_job_naming_known_ones)."""
     config = ["--config", "preset=smoke", "suite=[hypothyroid]"]
     target = "results/selected/xgboost/hypothyroid.parquet"
     fresh = Workspace(tmp_path / "fresh", demo=("hypothyroid",))
@@ -165,9 +189,14 @@ def test_a_dataset_the_filter_dropped_is_refused_in_one_line(tmp_path):
         assert [p.name for p in (ws.root / "results").iterdir()] == ["run_config.yaml"]
 
 
+@pytest.mark.slow
 def test_the_tie_rule_reaches_the_select_and_replay_commands(tmp_path):
     """config epoch_ties is what the select and replay jobs are told (their --epoch-ties), so
-    that the selected files and the replays follow the study's rule."""
+    that the selected files and the replays follow the study's rule. Slow; in the fast suite:
+    the select job's params and the replay's flags carry it (tests/jobs/test_train.py::
+    test_the_selection_takes_the_models_patiences and
+    test_the_replay_takes_the_train_jobs_options_and_triggers_nothing), and the rules' commands
+    take every param (tests/jobs/test_triggers.py)."""
     ws = Workspace(tmp_path / "wf", demo=("kc1",))
     for ties in ("last", "first"):
         res = ws.snakemake("-n", "-p", "--cores", "1", "results/selected/xgboost/kc1.parquet",
@@ -181,6 +210,11 @@ def test_the_tie_rule_reaches_the_select_and_replay_commands(tmp_path):
         assert all(f"--epoch-ties {ties}" in c for c in commands), commands
 
 
+#: Slow: the messages in the fast suite (tests/settings/test_names.py), the refusal of a run
+#: about to write its settings (tests/jobs/test_data.py::
+#: test_unknown_suite_names_stop_only_a_run_that_writes_its_settings), a bad configuration
+#: ending a real run in one line before any job (test_schema_violation_is_rejected_before_any_job).
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "says"), [
     ("kc11", "no source of sources=['bundled'] has dataset 'kc11' (did you mean 'kc1'?)"),
     ("-kc1", "dataset name '-kc1' starts with '-', which the data jobs would read as an "

@@ -237,11 +237,18 @@ def _split_params(folder: Path) -> list[list[str]]:
     return [r["params"] for r in records if r.get("rule") == "split_dataset"]
 
 
+@pytest.mark.slow
 def test_split_by_groups_reruns_the_splits_only_when_true(wf):
     """With the default (false) a split job's params are n_splits, seed and stratify alone
     (what a data folder made without the option recorded), so a finished data folder draws no
     split again; turned on in the folder's run_config.yaml, every split job reruns (another
-    study); back to false, nothing does."""
+    study); back to false, nothing does.
+
+    Slow (a data stage and three plans); in the fast suite: what a split job records, by
+    value (tests/jobs/test_data.py::test_splitting_by_groups_is_recorded_only_when_true), and
+    that a changed record reruns a job under the profile's triggers while a changed rule does
+    not (tests/workflow/test_train_rules.py::
+    test_the_rerun_policy_retrains_for_settings_never_for_a_changed_rule)."""
     fx.make_demo_dir(wf.dir / "data" / "demo", {"toy": fx.synthetic_frame(300)})
     triggers = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())[
         "rerun-triggers"]

@@ -1,8 +1,8 @@
 """The diagnostics rules: `figures` draws the diagnostic figures from what results/
 holds and never plans a replay; `replay`/`diagnostics` plan one replay per split; fresh replay
-files are used, stale ones neither used nor replayed; and (slow) the whole thing end to end on
-the smoke preset: `snakemake replay diagnostics` retrains, passes the self-check and writes
-every diagnostic figure and table.
+files are used (slow here; the counts in tests/diagnostics/), stale ones neither used nor
+replayed; and (slow) the whole thing end to end on the smoke preset: `snakemake replay
+diagnostics` retrains, passes the self-check and writes every diagnostic figure and table.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from test_results_rules import (  # noqa: F401  (workspace is a fixture)
 from workspace import Workspace
 
 from tabbench.core.layout import ResultsLayout, replay_sidecar
-from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS, DIAGNOSTIC_TABLE_FILES
+from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
 from tabbench.settings.presets import PRESETS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,13 +35,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture()
 def diag_workspace(workspace: Path) -> Path:  # noqa: F811
-    """test_results_rules' cached-results workspace (synthetic runs, no data/) with the
-    diagnostics rules included."""
-    snakefile = workspace / "Snakefile"
-    report = f'include: "{RULES}/report.smk"\n'
-    text = snakefile.read_text()
-    assert report in text
-    snakefile.write_text(text.replace(report, report + f'include: "{RULES}/diagnostics.smk"\n'))
+    """test_results_rules' cached-results workspace (synthetic runs, no data/), whose wrapper
+    includes the diagnostics rules as the Snakefile does."""
+    assert f'include: "{RULES}/diagnostics.smk"' in (workspace / "Snakefile").read_text()
     return workspace
 
 
@@ -49,7 +45,11 @@ def _meta(ws: Path) -> dict:
     return json.loads((ws / "results" / "summary" / "diagnostics" / "meta.json").read_text())
 
 
-def test_figures_draw_the_diagnostics_and_never_plan_a_replay(diag_workspace: Path):
+def test_figures_never_plan_a_replay_and_the_replay_targets_plan_one_per_split(
+        diag_workspace: Path):
+    """What `figures` draws of the diagnostics (every figure and table, every replay missing)
+    is checked on its one regenerate job in
+    test_results_rules.py::test_figures_from_cache_run_only_the_regenerate_job."""
     ws = diag_workspace
     planned = _planned_jobs(ws, "figures")
     assert "replay_split" not in planned
@@ -59,18 +59,41 @@ def test_figures_draw_the_diagnostics_and_never_plan_a_replay(diag_workspace: Pa
     assert _planned_jobs(ws, "replay")["replay_split"] == n
     assert _planned_jobs(ws, "diagnostics")["replay_split"] == n
 
-    _snakemake(ws, "figures")
-    for stem in DIAGNOSTIC_FIGURE_STEMS:
-        for ext in ("pdf", "png"):
-            assert (ws / "results" / "figures" / f"{stem}.{ext}").stat().st_size > 1000
-    for name in DIAGNOSTIC_TABLE_FILES.values():
-        assert (ws / "results" / "summary" / "diagnostics" / name).exists()
-    assert _meta(ws)["replay"] == {"used": 0, "stale": 0, "missing": n}
-    assert not (ws / "data").exists()
-    assert _planned_jobs(ws, "figures") == {}
+
+def test_replay_files_are_drawn_from_never_replayed_under_figures(diag_workspace: Path):
+    """Fresh replay files of a pair: `figures` plans the regenerate job and no replay; once
+    split 0 is retrained (its runs file newer than its replay), still no replay or training.
+    That the job uses the fresh ones and leaves out stale ones:
+    tests/diagnostics/test_tables_and_figures.py::
+    test_the_regenerate_job_reads_and_uses_the_replays_a_folder_holds and
+    test_stale_and_missing_replays_are_left_out (through Snakemake, slow:
+    test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed)."""
+    ws = diag_workspace
+    results = ws / "results"
+    model, dataset = MODELS[0], DATASETS[0].name
+    for split in range(N_SPLITS):
+        write_fake_replay(results, model, dataset, split)
+    planned = _planned_jobs(ws, "figures")
+    assert "replay_split" not in planned and planned["regenerate"] == 1
+    _retrain_split_0(results, model, dataset)
+    planned = _planned_jobs(ws, "figures")
+    assert "replay_split" not in planned and "train" not in planned
+    assert Path(ResultsLayout(results).replay(model, dataset, 0)).exists()
 
 
+def _retrain_split_0(results: Path, model: str, dataset: str) -> None:
+    """Split 0's runs file made newer than its replay, as a retraining leaves it."""
+    runs = ResultsLayout(results).runs(model, dataset, 0)
+    later = time.time() + 5
+    os.utime(runs, (later, later))
+
+
+@pytest.mark.slow
 def test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed(diag_workspace: Path):
+    """Slow (a regenerate job); in the fast suite:
+    test_replay_files_are_drawn_from_never_replayed_under_figures (the plans) and
+    tests/diagnostics/test_tables_and_figures.py::
+    test_the_regenerate_job_reads_and_uses_the_replays_a_folder_holds (the counts)."""
     ws = diag_workspace
     results = ws / "results"
     model, dataset = MODELS[0], DATASETS[0].name
@@ -83,9 +106,7 @@ def test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed(diag_worksp
 
     # split 0 is retrained (its runs file is newer than its replay): the stale replay is not
     # an input any more and `figures` does not replay it
-    runs = ResultsLayout(results).runs(model, dataset, 0)
-    later = time.time() + 5
-    os.utime(runs, (later, later))
+    _retrain_split_0(results, model, dataset)
     planned = _planned_jobs(ws, "figures")
     assert "replay_split" not in planned and "train" not in planned
     assert Path(ResultsLayout(results).replay(model, dataset, 0)).exists()

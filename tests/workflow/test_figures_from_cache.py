@@ -1,7 +1,7 @@
 """Figures and reports from a results folder, whatever config produced it: after a run
-interrupted by SIGINT (as Ctrl-C sends it), `snakemake figures -n` and `snakemake report -n`
-plan no data or training job, before and after the run is resumed with the bare
-`snakemake --cores 2`; on a folder without results, `figures` says so in one line.
+interrupted by SIGINT (as Ctrl-C sends it; slow), `snakemake figures -n` and
+`snakemake report -n` plan no data or training job, before and after the run is resumed with
+the bare `snakemake --cores 2`; on a folder without results, `figures` says so in one line.
 
 The same on the finished smoke study (a redraw with other settings, a single-dataset rerun, a
 damaged input, `tabbench figures` beside `snakemake figures`) runs on that module's one run of
@@ -16,6 +16,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from workspace import Workspace, assert_no_data_or_training, output_of
 
 # --- after a SIGINT ---------------------------------------------------------------------------
@@ -27,7 +28,17 @@ def _finished_train_jobs(log: str) -> int:
     return len(re.findall(r"Finished jobid: \d+ \(Rule: train\)", log))
 
 
+@pytest.mark.slow
 def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
+    """Slow (a training interrupted, then the whole study resumed and drawn). In the fast
+    suite: a run killed mid-training, whose folder's figures and report plan no data or
+    training job and whose rerun resumes (tests/workflow/test_resume.py::
+    test_sigkill_mid_training_then_rerun_resumes); a train job stopped by SIGINT keeps its
+    finished configs (tests/study/test_train_job.py::
+    test_signal_stops_the_job_promptly_and_keeps_finished_configs); the profile retries no job
+    (tests/workflow/test_profiles.py::test_default_profile_does_not_retry); a bare command
+    takes the folder's settings (tests/settings/test_run_config.py::
+    test_folder_settings_replace_config_yaml_without_repeating_config)."""
     ws = Workspace(tmp_path / "wf", demo=("kc1",))
     (ws.root / "extra.yaml").write_text(EXTRA)
     log = tmp_path / "run.log"

@@ -1,9 +1,11 @@
 """The select/aggregate/figures/report rules on a results folder with no data/ at all.
 
-A workspace in a tmp dir gets the project's rule files, a small config and synthetic per-epoch
-records (plus cached selections). What must hold (docs/design.md §1, §8): `snakemake figures` runs
-only aggregation and plotting — no data, training or (for cached pairs) selection job — and the
-report target produces one self-contained HTML with every figure and caption.
+A workspace in a tmp dir gets the project's rule files (those of the Snakefile's study and
+drawing: common, data, train, select, report, diagnostics), a small config and synthetic
+per-epoch records (plus cached selections). What must hold (docs/design.md §1, §8):
+`snakemake figures` runs only aggregation and plotting — no data, training or (for cached
+pairs) selection job — and the report target produces one self-contained HTML with every
+figure and caption.
 
 `kept_datasets()` comes from data.smk's checkpoint. Until data.smk and train.smk define their
 parts, the wrapper Snakefile includes stand-ins (a checkpoint and a train rule that would fail
@@ -24,6 +26,7 @@ import pytest
 import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
+from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS, DIAGNOSTIC_TABLE_FILES
 from tabbench.plots import FIGURES
 from tabbench.summary.select import write_selected
 
@@ -51,6 +54,7 @@ if not any("/runs/" in str(o) for r in workflow.rules for o in r.output):
 
 include: "{RULES}/select.smk"
 include: "{RULES}/report.smk"
+include: "{RULES}/diagnostics.smk"
 
 
 rule all:
@@ -169,6 +173,16 @@ def test_figures_from_cache_run_only_the_regenerate_job(workspace: Path):
         for ext in ("pdf", "png"):
             f = ws / "results" / "figures" / f"{stem}.{ext}"
             assert f.exists() and f.stat().st_size > 1000, f
+    # the same job draws the diagnostics, from the replay files the folder holds (none): every
+    # split of the complete pairs (the study's and extra_d's) is missing its replay
+    for stem in DIAGNOSTIC_FIGURE_STEMS:
+        for ext in ("pdf", "png"):
+            assert (ws / "results" / "figures" / f"{stem}.{ext}").stat().st_size > 1000
+    for name in DIAGNOSTIC_TABLE_FILES.values():
+        assert (ws / "results" / "summary" / "diagnostics" / name).exists()
+    meta = json.loads((ws / "results" / "summary" / "diagnostics" / "meta.json").read_text())
+    complete_pairs = len(MODELS) * len(DATASETS) + 1
+    assert meta["replay"] == {"used": 0, "stale": 0, "missing": complete_pairs * N_SPLITS}
     means = pd.read_parquet(ws / "results" / "summary" / "dataset_means.parquet")
     assert "extra_d" in set(means["dataset"]) and "partial_e" not in set(means["dataset"])
     assert not (ws / "results" / "selected" / "mlp" / "extra_d.parquet").exists()

@@ -2,7 +2,8 @@
 rerun the same command, and check that
 
 - train jobs that Snakemake had reported finished are not rerun (outputs untouched, no train
-  job planned for them);
+  job planned for them), and before the rerun `figures` and `report` plan no data or
+  training job;
 - a train job caught mid-way resumes at its next config ("already done (part file), not
   retrained" for each config finished before the kill);
 - the final ``results/selected/**`` equal those of an uninterrupted run in another folder
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from workspace import Workspace, descendants
+from workspace import Workspace, assert_no_data_or_training, descendants
 
 MODELS = ("xgboost", "mlp")
 # 4 configs per job, and enough epochs that a job runs for a few seconds: a job can be caught
@@ -143,6 +144,7 @@ def _check_resume(
 
     unlock = ws.snakemake("--unlock", *run.args)
     assert unlock.returncode == 0, unlock.stderr[-3000:]
+    assert_no_data_or_training(ws)  # the interrupted folder can be drawn from as it is
     dry = ws.snakemake("-n", *run.targets, *run.args)
     assert dry.returncode == 0, dry.stderr[-3000:]
     planned = set(_train_jobs(dry.stdout + dry.stderr).values())

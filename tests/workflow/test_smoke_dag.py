@@ -420,19 +420,39 @@ def test_tabbench_figures_equals_snakemake_figures(smoke, tmp_path):
     assert (summary["subset"] == "large").any()  # Fig. 5 is not empty
 
 
+def _other_patiences_plan_a_redraw_and_a_reselection(ws: Workspace, other) -> None:
+    """`figures` with other patiences plans the one regenerate job (and the report); the
+    study plans the select jobs again (their params changed) but no data or train job."""
+    assert set(planned_jobs(ws, "figures", *other)) == {"regenerate", "report", "figures",
+                                                        "total"}
+    study = planned_jobs(ws, *other)
+    assert not set(study) & set(DATA_JOBS), study
+    assert study.get("select") == len(list((ws.root / "results" / "selected").glob(
+        "*/*.parquet"))), study
+
+
+def test_other_patiences_plan_a_reselection_and_a_redraw_but_no_training(smoke):
+    """The stopping rules' patiences are a reselect/redraw setting (dry runs on the finished
+    folder). The redraw itself holds the new patiences without touching the runs (slow:
+    test_other_patiences_reselect_and_redraw_but_never_train); in the fast suite a changed
+    patience reselects from the runs and the rule table has it
+    (tests/summary/test_rule_summary.py::
+    test_a_folder_reselects_the_pairs_whose_selected_files_hold_other_patiences), and the
+    regenerate job's command carries it (tests/jobs/test_drawing.py::
+    test_the_command_carries_the_redraw_settings)."""
+    _other_patiences_plan_a_redraw_and_a_reselection(smoke, ("--config", "patience=[3]"))
+
+
+@pytest.mark.slow
 def test_other_patiences_reselect_and_redraw_but_never_train(smoke, tmp_path):
     """The stopping rules' patiences are a reselect/redraw setting: on the finished folder,
     `figures` with other patiences plans the one regenerate job, the study plans the select
     jobs again (their params changed) but no train job, and the redraw holds the new
-    patiences without touching the runs."""
+    patiences without touching the runs. Slow (a redraw); the plans in the fast suite:
+    test_other_patiences_plan_a_reselection_and_a_redraw_but_no_training."""
     with restored(smoke, tmp_path) as ws:
         other = ("--config", "patience=[3]")
-        assert set(planned_jobs(ws, "figures", *other)) == {"regenerate", "report", "figures",
-                                                        "total"}
-        study = planned_jobs(ws, *other)
-        assert not set(study) & set(DATA_JOBS), study
-        assert study.get("select") == len(list((ws.root / "results" / "selected").glob(
-            "*/*.parquet"))), study
+        _other_patiences_plan_a_redraw_and_a_reselection(ws, other)
         before = mtimes(ws.root, "results/runs", "data")
         res = ws.snakemake("--cores", "1", "figures", *other)
         assert res.returncode == 0, output_of(res)[-3000:]

@@ -161,17 +161,30 @@ touch "$out" "${out%.parquet}.failures.json"
 """
 
 
-def test_one_hot_cap_change_retrains_mlp_jobs_only(tmp_path, monkeypatch):
+def _stand_in_for_training(project: Path) -> None:
+    """FAKE_TABBENCH as the project's `tabbench` (its bin/ comes first on the jobs' PATH)."""
+    launcher = project / "bin" / "tabbench"
+    launcher.write_text(FAKE_TABBENCH)
+    launcher.chmod(0o755)
+
+
+@pytest.mark.slow
+def test_one_hot_cap_change_retrains_mlp_jobs_only(tmp_path):
     """The cap is a rerun trigger of the mlp jobs (it changes their records) and of nothing
     else; a run (with a stand-in for `tabbench train`) records it in Snakemake's metadata. Once
     the folder has its run_config.yaml, the cap is changed there (a --config that disagrees with
-    the folder's settings is refused)."""
+    the folder's settings is refused).
+
+    Slow (nine Snakemake runs); in the fast suite the same holds piece by piece: the cap
+    changes what Snakemake records of an mlp train job and not of an xgboost one
+    (tests/jobs/test_triggers.py::test_each_rules_params_trigger_exactly_as_the_table_says),
+    a --config that disagrees with the folder's cap is refused
+    (tests/settings/test_run_config.py::test_the_one_hot_cap_is_a_study_setting_of_the_folder),
+    the cap reaches the mlp commands only (test_mlp_one_hot_cap_reaches_mlp_jobs_only), and a
+    setting changed in run_config.yaml retrains through real Snakemake with the profile's
+    triggers (test_the_rerun_policy_retrains_for_settings_never_for_a_changed_rule)."""
     project = make_project(tmp_path / "p", mlp_max_one_hot_levels=1000)
-    fake = tmp_path / "bin" / "tabbench"
-    fake.parent.mkdir()
-    fake.write_text(FAKE_TABBENCH)
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    _stand_in_for_training(project)
     stored = project / "results" / "run_config.yaml"
 
     def planned(*config):
@@ -214,7 +227,7 @@ def test_end_to_end_records(tmp_path):
             assert "done: 2 configs recorded" in log
 
 
-def test_the_rerun_policy_retrains_for_settings_never_for_a_changed_rule(tmp_path, monkeypatch):
+def test_the_rerun_policy_retrains_for_settings_never_for_a_changed_rule(tmp_path):
     """profiles/default's rerun triggers (the one policy, docs/design.md §6): with them, a
     changed rule (here its command reworded, as a `git pull` may bring) plans nothing on a
     finished folder, where Snakemake's own default triggers would retrain every job; a changed
@@ -229,11 +242,7 @@ def test_the_rerun_policy_retrains_for_settings_never_for_a_changed_rule(tmp_pat
     snakefile = project / "Snakefile"
     snakefile.write_text(snakefile.read_text().replace(
         str(REPO / "workflow" / "rules" / "train.smk"), str(rules / "train.smk")))
-    fake = tmp_path / "bin" / "tabbench"
-    fake.parent.mkdir()
-    fake.write_text(FAKE_TABBENCH)
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    _stand_in_for_training(project)
     assert snakemake(project).returncode == 0
     train = rules / "train.smk"
     text = train.read_text()

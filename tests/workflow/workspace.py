@@ -96,6 +96,48 @@ class Workspace:
         return proc
 
 
+def run_planned_in_process(ws: Workspace, *args: str) -> list[list[str]]:
+    """The `tabbench` jobs that ``snakemake -n -p *args`` plans, run here in this process, as
+    their shell commands say (each job's output to its log), until Snakemake plans none: a
+    checkpoint's downstream jobs are planned once it has run. Each job must exit 0. Returns
+    the commands run.
+
+    What the data stage does costs a second or two per job when each starts Python anew;
+    in-process it costs what the jobs do. Snakemake records nothing (no job metadata): use it
+    for what the jobs write, not for what Snakemake would plan afterwards."""
+    import contextlib
+    import io
+    import shlex
+
+    from tabbench import cli
+
+    done: list[list[str]] = []
+    while True:
+        res = ws.snakemake("--cores", "1", "-n", "-p", *args)
+        assert res.returncode == 0, output_of(res)[-3000:]
+        commands = [line.removeprefix("Shell command: ") for line in res.stdout.splitlines()
+                    if line.startswith("Shell command: tabbench ")]
+        if not commands:
+            return done
+        for command in commands:
+            words = shlex.split(command)
+            argv, log = words, None
+            if ">" in words:
+                at = words.index(">")
+                argv, log = words[:at], ws.root / words[at + 1]
+                assert words[at + 2:] == ["2>&1"], command
+            assert argv not in done, f"planned again after it ran: {command}"
+            out = io.StringIO()
+            with (contextlib.chdir(ws.root), contextlib.redirect_stdout(out),
+                  contextlib.redirect_stderr(out)):
+                code = cli.main(argv[1:])
+            if log is not None:
+                log.parent.mkdir(parents=True, exist_ok=True)
+                log.write_text(out.getvalue())
+            assert code == 0, f"{command}\n{out.getvalue()[-3000:]}"
+            done.append(argv)
+
+
 def descendants(pid: int) -> list[int]:
     """Process ids below ``pid`` (children, grandchildren...), from /proc."""
     children: dict[int, list[int]] = {}
