@@ -69,16 +69,23 @@ def test_replay_files_are_drawn_from_never_replayed_under_figures(diag_workspace
     test_stale_and_missing_replays_are_left_out (through Snakemake, slow:
     test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed)."""
     ws = diag_workspace
+    results, model, dataset = _with_fresh_replays(ws)
+    _retrain_split_0(results, model, dataset)
+    planned = _planned_jobs(ws, "figures")
+    assert "replay_split" not in planned and "train" not in planned
+    assert Path(ResultsLayout(results).replay(model, dataset, 0)).exists()
+
+
+def _with_fresh_replays(ws: Path) -> tuple[Path, str, str]:
+    """Fresh replay files for every split of the first pair; `figures` then plans the
+    regenerate job and no replay. Returns the results folder and the pair."""
     results = ws / "results"
     model, dataset = MODELS[0], DATASETS[0].name
     for split in range(N_SPLITS):
         write_fake_replay(results, model, dataset, split)
     planned = _planned_jobs(ws, "figures")
     assert "replay_split" not in planned and planned["regenerate"] == 1
-    _retrain_split_0(results, model, dataset)
-    planned = _planned_jobs(ws, "figures")
-    assert "replay_split" not in planned and "train" not in planned
-    assert Path(ResultsLayout(results).replay(model, dataset, 0)).exists()
+    return results, model, dataset
 
 
 def _retrain_split_0(results: Path, model: str, dataset: str) -> None:
@@ -95,12 +102,7 @@ def test_fresh_replays_are_used_stale_ones_neither_used_nor_replayed(diag_worksp
     tests/diagnostics/test_tables_and_figures.py::
     test_the_regenerate_job_reads_and_uses_the_replays_a_folder_holds (the counts)."""
     ws = diag_workspace
-    results = ws / "results"
-    model, dataset = MODELS[0], DATASETS[0].name
-    for split in range(N_SPLITS):
-        write_fake_replay(results, model, dataset, split)
-    planned = _planned_jobs(ws, "figures")
-    assert "replay_split" not in planned and planned["regenerate"] == 1
+    results, model, dataset = _with_fresh_replays(ws)
     _snakemake(ws, "figures")
     assert _meta(ws)["replay"]["used"] == N_SPLITS
 
