@@ -98,6 +98,45 @@ def test_bootstrap_interval_holds_the_median_and_collapses_on_identical_datasets
     assert np.isnan(cmp.bootstrap_median_interval(same.iloc[:0])[0])
 
 
+def _reference_bootstrap(pairs: pd.DataFrame, unit: str, n_boot: int = 500,
+                         seed: int = cmp.BAYES_SEED) -> tuple[float, float]:
+    """The two-level bootstrap as its docstring says it, one sub-frame per dataset (the
+    straightforward form the library's padded arrays replace), drawing the same numbers."""
+    pairs = pairs[pairs["paired"].astype(bool)]
+    groups = [g[["value", "other"]].to_numpy(dtype=float)
+              for _, g in pairs.groupby("dataset", sort=True)]
+    n, sizes = len(groups), np.array([len(g) for g in groups])
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n, size=(n_boot, n))
+    uniform = rng.random((n_boot, n, int(sizes.max())))
+    medians = []
+    for b in range(n_boot):
+        drawn = [groups[d][np.floor(uniform[b, i, :sizes[d]] * sizes[d]).astype(int)]
+                 for i, d in enumerate(picks[b])]
+        if unit == "dataset":
+            means = np.array([g.mean(axis=0) for g in drawn])
+            medians.append(np.median(cmp.relative_difference(means[:, 0], means[:, 1])))
+        else:
+            rows = np.concatenate(drawn)
+            medians.append(np.median(cmp.relative_difference(rows[:, 0], rows[:, 1])))
+    lo, hi = np.quantile(medians, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+@pytest.mark.parametrize("unit", ["dataset", "split"])
+def test_bootstrap_interval_is_the_per_dataset_resampling_it_describes(unit):
+    """Shuffled rows, uneven split counts, unpaired rows and Arrow-backed dataset names (as
+    read from parquet): the interval is the straightforward per-dataset loop's."""
+    rng = np.random.default_rng(11)
+    rows = [(f"d{d}", 0.5 + rng.random(), 0.5 + rng.random(), rng.random() < 0.9)
+            for d in rng.integers(0, 12, size=40)]
+    pairs = pd.DataFrame(rows, columns=["dataset", "value", "other", "paired"])
+    pairs = pairs.sample(frac=1.0, random_state=4).astype({"dataset": "string[pyarrow]"})
+    assert cmp.BOOTSTRAP_LEVEL == 0.95
+    got = cmp.bootstrap_median_interval(pairs, n_boot=500, unit=unit)
+    assert got == pytest.approx(_reference_bootstrap(pairs, unit), rel=1e-12, abs=1e-12)
+
+
 def test_mean_ranks_equal_the_row_ranks_averaged_and_need_five_datasets():
     rng = np.random.default_rng(0)
     table = pd.DataFrame(rng.random((9, 4)), columns=["a", "b", "c", "d"])
