@@ -36,11 +36,13 @@ def test_files_and_outputs(config):
 
 
 def test_the_command_carries_the_redraw_settings(settled):
-    config = settled(rope_percent=2.5, patience=[4], figures_methods=["Logloss", "Brier+TS"])
+    config = settled(rope_percent=2.5, patience=[4], figures_methods=["Logloss", "Brier+TS"],
+                     figures_baseline="TS-Ref.+TS")
     root = config["results_dir"]
     command = DrawingJobs(config).command()
     assert command.startswith(f"tabbench figures --results {root} --out {root}"
                               f" --figures-dir {root}/figures --large-rows 1500 --rope 2.5")
+    assert " --figures-baseline TS-Ref.+TS " in command
     assert command.endswith(" --figures-methods Logloss Brier+TS --low-signal-learnability 0.9"
                             " --patience 4")
 

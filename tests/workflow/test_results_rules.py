@@ -155,15 +155,35 @@ def _mtimes(folder: Path) -> dict[Path, float]:
     return {p: p.stat().st_mtime_ns for p in folder.rglob("*.parquet")}
 
 
-def test_figures_from_cache_run_only_the_regenerate_job(workspace: Path):
-    ws = workspace
-    # runs without a selected file are selected by the regenerate job (in memory), not by a
-    # select job; an incomplete set of splits (a killed training) is left out, not trained
+def _mid_study(ws: Path) -> None:
+    """Add what a folder holds mid-study: runs whose select job has not run (extra_d) and an
+    incomplete set of splits (partial_e, a killed training)."""
     extra = SyntheticDataset("extra_d", 2_000, 2)
     write_synthetic_results(ws / "results", [extra], ["mlp"], N_SPLITS, n_configs=2,
                             epochs={"mlp": (8, 8)})
     write_synthetic_results(ws / "results", [SyntheticDataset("partial_e", 2_000, 2)], ["mlp"],
                             1, n_configs=2, epochs={"mlp": (8, 8)})
+
+
+def test_figures_from_cache_plan_only_the_regenerate_job(workspace: Path):
+    """Mid-study, with no data/: `figures` plans the regenerate job and the report, no select
+    job for the runs without a selected file and no training for the incomplete pair. What
+    that job then summarises (the runs selected in memory, the incomplete pair left out):
+    tests/report/test_redraw.py; the real drawing of such a folder:
+    test_figures_from_cache_run_only_the_regenerate_job (slow)."""
+    _mid_study(workspace)
+    assert _planned_jobs(workspace, "figures") == {"regenerate": 1, "report": 1, "figures": 1}
+    assert not (workspace / "data").exists()
+
+
+@pytest.mark.slow
+def test_figures_from_cache_run_only_the_regenerate_job(workspace: Path):
+    """Slow (a real drawing); its plan in the fast suite:
+    test_figures_from_cache_plan_only_the_regenerate_job."""
+    ws = workspace
+    # runs without a selected file are selected by the regenerate job (in memory), not by a
+    # select job; an incomplete set of splits (a killed training) is left out, not trained
+    _mid_study(ws)
     assert _planned_jobs(ws, "figures") == {"regenerate": 1, "report": 1, "figures": 1}
     before = _mtimes(ws / "results" / "runs") | _mtimes(ws / "results" / "selected")
     _snakemake(ws, "figures")
@@ -198,21 +218,27 @@ def test_what_the_figures_compare_is_a_redraw_setting_checked_before_any_job(wor
     assert typo.returncode != 0 and "Job stats" not in text
     assert "tabbench: invalid configuration: config key 'figures_methods': unknown method" in text
     assert "Traceback" not in text
-    # another baseline reaches the regenerate job
-    _snakemake(ws, "figures", "--config", "figures_baseline=TS-Ref.+TS")
-    meta = json.loads((ws / "results" / "summary" / "meta.json").read_text())
-    assert meta["baseline"] == "TS-Ref.+TS"
-    # and going back to the paper's redraws (the job's params changed), nothing upstream
-    assert _planned_jobs(ws, "figures") == {"regenerate": 1, "report": 1, "figures": 1}
+    # another baseline reaches the regenerate job's command, the one job planned. That the
+    # summary is then relative to it: tests/summary/test_summary_view.py; that a changed
+    # setting reruns the job: tests/jobs/test_triggers.py (the job's recorded params)
+    assert _regenerate_command(ws, "figures_baseline=TS-Ref.+TS").count(
+        " --figures-baseline TS-Ref.+TS ") == 1
+
+
+def _regenerate_command(ws: Path, *config: str) -> str:
+    """The one `tabbench figures` command that `snakemake -n -p figures --config *config`
+    plans."""
+    proc = _snakemake(ws, "-n", "-p", "figures", "--config", *config)
+    commands = [line for line in (proc.stdout + proc.stderr).splitlines()
+                if line.startswith("Shell command: tabbench figures")]
+    assert len(commands) == 1, commands
+    return commands[0]
 
 
 def test_a_large_threshold_of_0_reaches_the_regenerate_job_as_0(workspace: Path):
     """``figures_large_rows: 0`` (every dataset large) is a value of the schema, so the
     regenerate job gets 0, not the paper's 10,000 that an unset threshold would get."""
-    proc = _snakemake(workspace, "-n", "-p", "figures", "--config", "figures_large_rows=0")
-    commands = [line for line in (proc.stdout + proc.stderr).splitlines()
-                if line.startswith("Shell command: tabbench figures")]
-    assert len(commands) == 1 and " --large-rows 0 " in commands[0], commands
+    assert " --large-rows 0 " in _regenerate_command(workspace, "figures_large_rows=0")
 
 
 @pytest.mark.slow
