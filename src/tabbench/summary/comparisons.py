@@ -396,9 +396,20 @@ def bootstrap_median_interval(pairs: pd.DataFrame, level: float = BOOTSTRAP_LEVE
     pairs = pairs[pairs["paired"].astype(bool)]
     if pairs.empty:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
     padded, sizes = _padded_groups(pairs)
-    n, s_max = padded.shape[0], padded.shape[1]
+    return _interval(padded.tobytes(), padded.shape, tuple(sizes.tolist()), float(level),
+                     int(n_boot), int(seed), unit)
+
+
+@functools.lru_cache(maxsize=4096)
+def _interval(padded_bytes: bytes, shape: tuple[int, ...], sizes_: tuple[int, ...],
+              level: float, n_boot: int, seed: int, unit: str) -> tuple[float, float]:
+    """The bootstrap itself, memoised: the claims ask again for intervals the summary has
+    computed (the same rows give the same seeded interval)."""
+    padded = np.frombuffer(padded_bytes, dtype=float).reshape(shape)
+    sizes = np.array(sizes_)
+    n, s_max = shape[0], shape[1]
+    rng = np.random.default_rng(seed)
     picks = rng.integers(0, n, size=(n_boot, n))  # datasets of each draw
     # each drawn dataset resamples its own splits: uniform indices below its split count
     counts = sizes[picks]  # (B, n)
