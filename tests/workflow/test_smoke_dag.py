@@ -400,7 +400,12 @@ def test_figures_never_train_even_where_a_study_run_would(smoke, tmp_path):
         assert mtimes(ws.root, "results/runs", "data") == before
 
 
+@pytest.mark.slow
 def test_tabbench_figures_equals_snakemake_figures(smoke, tmp_path):
+    """Slow (a second drawing of the folder). The regenerate job's command is `tabbench
+    figures` with the folder's settings (tests/jobs/test_drawing.py::
+    test_the_command_carries_the_redraw_settings), and `tabbench figures` without them reads
+    the folder's own (tests/settings/test_run_config.py: the folder's "large" threshold)."""
     out = tmp_path / "out"
     res = subprocess.run([str(smoke.root / "bin" / "tabbench"), "figures", "--results",
                           "results", "--out", str(out), "--jobs", "1"],
@@ -512,15 +517,29 @@ def test_single_dataset_rerun_rebuilds_only_its_own_files(smoke, tmp_path):
                                            "total": 3}
 
 
+#: the README's command that retrains one pair and redraws
+RETRAIN_AND_REDRAW = ("results/selected/xgboost/kc1.parquet", "figures", "--forcerun", "train")
+
+
+def test_one_command_plans_a_pairs_retraining_and_the_redraw(smoke):
+    """`snakemake results/selected/M/D.parquet figures --forcerun train` plans that pair's
+    training and selection, then the drawing and the report, and nothing else. What the
+    retraining rewrites: test_single_dataset_rerun_rebuilds_only_its_own_files; the whole
+    command run: test_one_command_retrains_a_pair_and_redraws_everything (slow)."""
+    assert planned_jobs(smoke, *RETRAIN_AND_REDRAW) == {
+        "train": 1, "select": 1, "regenerate": 1, "report": 1, "figures": 1, "total": 5}
+
+
+@pytest.mark.slow
 def test_one_command_retrains_a_pair_and_redraws_everything(smoke, tmp_path):
     """`snakemake results/selected/M/D.parquet figures --forcerun train`: that pair's training
     and selection, then the summary, claims, figures and report, and nothing else; afterwards
-    the study and `figures` are up to date."""
+    the study and `figures` are up to date. Slow (a training and a drawing); its plan in the
+    fast suite: test_one_command_plans_a_pairs_retraining_and_the_redraw."""
     with restored(smoke, tmp_path) as ws:
         before = mtimes(ws.root, "results", "data")
         drawn_before = _drawn(ws.root)
-        res = ws.snakemake("--cores", "2", "results/selected/xgboost/kc1.parquet", "figures",
-                           "--forcerun", "train")
+        res = ws.snakemake("--cores", "2", *RETRAIN_AND_REDRAW)
         assert res.returncode == 0, output_of(res)[-3000:]
         assert job_stats(output_of(res)) == {"train": 1, "select": 1, "regenerate": 1, "report": 1,
                                          "figures": 1, "total": 5}, output_of(res)[-3000:]
