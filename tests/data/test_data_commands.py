@@ -302,3 +302,14 @@ def test_nothing_found_adds_no_leakage_line(fx, tmp_path):
                "--out-summary-line", str(tmp_path / "summary.txt")) == 0
     assert (tmp_path / "summary.txt").read_text().splitlines() == [
         "data: 1 datasets: 1 kept, 0 dropped by filtering, 0 unavailable"]
+
+
+def test_max_rows_none_keeps_every_row_and_a_number_caps(fx, tmp_path):
+    """The filter command as the data rule gives it the row cap: ``--max-rows None`` (config
+    ``max_rows: unlimited``) keeps every row, a number subsamples to it."""
+    fx.make_demo_dir(tmp_path / "demo", {"big": fx.synthetic_frame(2_000)})
+    assert fetch(tmp_path, "big", "--sources", "bundled", "--demo-dir",
+                 str(tmp_path / "demo")) == 0
+    for cap, rows in (("None", 2_000), ("1500", 1_500)):
+        assert filt(tmp_path, "big", "--max-rows", cap, "--min-rows", "500") == 0
+        assert len(pd.read_parquet(tmp_path / "processed/big.parquet")) == rows, cap

@@ -149,12 +149,15 @@ def test_data_rules_run_and_record_problems_as_status(wf):
 
 
 def test_max_rows_unlimited_reaches_the_filter_as_no_cap(wf):
-    """``max_rows: unlimited`` keeps every row (the smoke preset's cap is 1,500); null would
-    mean the preset's cap (tests/settings/test_presets.py)."""
+    """``max_rows: unlimited`` reaches the filter job as no cap (the smoke preset's cap is
+    1,500); null would mean the preset's cap (tests/settings/test_presets.py). That the filter
+    then keeps every row: tests/data/test_data_commands.py."""
     fx.make_demo_dir(wf.dir / "data" / "demo", {"big": fx.synthetic_frame(2_000)})
-    wf("data", "--cores", "1", "--config", "preset=smoke", "suite=[big]", "max_rows=unlimited")
-    summary = pd.read_csv(wf.dir / "data" / "datasets.csv").set_index("dataset")
-    assert summary.loc["big", "rows_final"] == 2_000
+    out = wf("-n", "-p", "data", "--cores", "1", "--config", "preset=smoke", "suite=[big]",
+             "max_rows=unlimited")
+    filters = [line for line in out.stdout.splitlines()
+               if line.startswith("Shell command: tabbench data filter")]
+    assert len(filters) == 1 and " --max-rows None " in filters[0], out.stdout[-3000:]
 
 
 def test_dry_run_of_full_ye2024_manifest_is_fast(wf, dry_run_baseline):
