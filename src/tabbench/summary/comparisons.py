@@ -432,7 +432,7 @@ def _padded_groups(pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     with zeros to the largest group: an array (datasets, max splits, 2) and each group's size.
     Built with one stable sort rather than a sub-frame per dataset (the pandas overhead of
     which was most of a summary's bootstrap time)."""
-    codes = pairs.groupby("dataset", sort=True, observed=True).ngroup().to_numpy()
+    codes = pd.factorize(pairs["dataset"], sort=True)[0]
     order = np.argsort(codes, kind="stable")
     codes = codes[order]
     values = pairs[["value", "other"]].to_numpy(dtype=float)[order]
