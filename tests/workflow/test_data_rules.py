@@ -273,9 +273,13 @@ def test_split_by_groups_reruns_the_splits_only_when_true(wf):
     assert "split_dataset" not in planned()
 
 
+@pytest.mark.slow
 def test_the_end_of_the_data_stage_names_a_flagged_dataset_it_kept(wf):
     """With ``leakage: report`` a flagged dataset stays; the last lines of the run name it
-    (and its column), after the one-line summary."""
+    (and its column), after the one-line summary. Slow (a data stage); in the fast suite the
+    collect command writes those lines (tests/data/test_data_commands.py::
+    test_flagged_datasets_and_near_misses_are_named_in_either_mode) and a run ends on what it
+    wrote (tests/workflow/test_smoke_dag.py::test_summary_figures_report_and_data_files)."""
     rng = np.random.default_rng(0)
     code = rng.integers(0, 30, size=800)
     parity = pd.DataFrame({"code": code.astype(float), "x": rng.normal(size=800),

@@ -387,12 +387,27 @@ def test_figures_and_report_plan_no_data_or_training_job(smoke):
     assert forced.get("regenerate") == 1 and not set(forced) & set(DATA_JOBS), forced
 
 
+def _data_changed(ws: Workspace) -> None:
+    """Newer data under a finished study: the study would retrain every model on it."""
+    processed = ws.root / "data" / "processed" / "kc1.parquet"
+    pd.read_parquet(processed).iloc[:-1].to_parquet(processed)
+    models = yaml.safe_load((ws.root / "results" / "run_config.yaml").read_text())["models"]
+    assert planned_jobs(ws).get("train") == len(models)
+
+
+def test_figures_never_plan_training_even_where_a_study_run_would(smoke, tmp_path):
+    """Newer data: the study would retrain, `figures` and `report` plan no data or training
+    job. That the regenerate job writes nothing under runs/: tests/report/test_redraw.py; the
+    redraw run: test_figures_never_train_even_where_a_study_run_would (slow)."""
+    with restored(smoke, tmp_path) as ws:
+        _data_changed(ws)
+        assert_no_data_or_training(ws)
+
+
+@pytest.mark.slow
 def test_figures_never_train_even_where_a_study_run_would(smoke, tmp_path):
     with restored(smoke, tmp_path) as ws:
-        processed = ws.root / "data" / "processed" / "kc1.parquet"
-        pd.read_parquet(processed).iloc[:-1].to_parquet(processed)  # the data changed
-        models = yaml.safe_load((ws.root / "results" / "run_config.yaml").read_text())["models"]
-        assert planned_jobs(ws).get("train") == len(models)  # the study: retrain on the new data
+        _data_changed(ws)
         assert_no_data_or_training(ws)
         before = mtimes(ws.root, "results/runs", "data")
         res = ws.snakemake("--cores", "1", "figures")
