@@ -5,11 +5,13 @@ study are refused in one line."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from tabbench.cli import build_parser
 from tabbench.jobs.data import DataJobs
 from tabbench.jobs.refusal import Refused
 from tabbench.jobs.triggers import NotARerunTrigger
@@ -82,8 +84,11 @@ def test_openml_is_probed_once_where_a_fetch_job_will_ask_it(settled):
         raise RuntimeError("the DAG cannot tell")
 
     jobs.probe_openml(unknown, asked.append)
-    assert len(asked) == 1 and asked[0].startswith("tabbench data probe-openml --state-dir ")
+    assert len(asked) == 1 and asked[0].startswith("tabbench data probe-openml --openml-state-dir ")
     assert asked[0].endswith("--openml-timeout 10")
+    # the command is one the CLI takes, its folder under the fetch jobs' option name
+    args = build_parser().parse_args(shlex.split(asked[0])[1:])
+    assert str(args.state_dir) == jobs.openml_state_dir
 
 
 def _recorded(params) -> list[str]:

@@ -83,7 +83,6 @@ def test_after_sigint_and_resume_figures_plan_no_training(tmp_path):
     assert_no_data_or_training(ws)
 
 
-# slow: a folder without run_config.yaml on a full smoke training (~45 s)
 def test_figures_on_a_folder_without_results_say_so_in_one_line(tmp_path):
     ws = Workspace(tmp_path / "wf")
     cases = [  # (the folder's state, --config, the line)

@@ -169,8 +169,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "probe-openml",
         help="say whether OpenML is reachable; record it for the fetch jobs of this machine",
     )
-    p.add_argument("--state-dir", type=optional_path, default=None,
-                   help="the fetch jobs' --openml-state-dir")
+    p.add_argument("--openml-state-dir", dest="state_dir", type=optional_path, default=None,
+                   help="where to record it: the fetch jobs' --openml-state-dir")
     p.add_argument("--openml-cache-dir", type=optional_path, default=None)
     p.add_argument("--openml-timeout", type=float,
                    default=field_default(SourceOptions, "openml_timeout"))

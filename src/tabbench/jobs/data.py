@@ -161,7 +161,7 @@ class DataJobs:
         c = self.config
         if "openml" not in c["sources"] or not _or_true(pending):
             return
-        shell(f"tabbench data probe-openml --state-dir {shlex.quote(self.openml_state_dir)}"
+        shell(f"tabbench data probe-openml --openml-state-dir {shlex.quote(self.openml_state_dir)}"
               f" --openml-cache-dir {shlex.quote(c['openml_cache_dir'])}"
               f" --openml-timeout {c['openml_timeout']}")
 
