@@ -118,6 +118,10 @@ def test_the_not_run_table_lists_per_model_and_regime_the_kept_large_datasets_wi
     everything = not_run_table(selected, datasets, 1_000)
     assert "| XGBoost | default | 2 | 2: Car, covtype |" in everything.splitlines()
     assert not_run_table(selected, None, 10_000).startswith("No dataset table")
+    assert not_run_table(selected.iloc[:0], datasets, 10_000) == "No model in this folder."
+    # inputs read without a results folder have no data stage's table either
+    alone = PageInputs({}, selected, 10_000)
+    assert TABLES["not_run"](alone).startswith("No dataset table")
 
 
 def test_a_table_from_another_folder_is_computed_from_that_folders_inputs():
