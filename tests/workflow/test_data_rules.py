@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 import yaml
 from fixtures import data_fixtures as fx
+from workspace import planned_commands
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -155,8 +156,7 @@ def test_max_rows_unlimited_reaches_the_filter_as_no_cap(wf):
     fx.make_demo_dir(wf.dir / "data" / "demo", {"big": fx.synthetic_frame(2_000)})
     out = wf("-n", "-p", "data", "--cores", "1", "--config", "preset=smoke", "suite=[big]",
              "max_rows=unlimited")
-    filters = [line for line in out.stdout.splitlines()
-               if line.startswith("Shell command: tabbench data filter")]
+    filters = planned_commands(out.stdout, "tabbench data filter ")
     assert len(filters) == 1 and " --max-rows None " in filters[0], out.stdout[-3000:]
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 import pytest
 import yaml
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
+from workspace import planned_commands
 
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS, DIAGNOSTIC_TABLE_FILES
 from tabbench.plots import FIGURES
@@ -229,8 +230,7 @@ def _regenerate_command(ws: Path, *config: str) -> str:
     """The one `tabbench figures` command that `snakemake -n -p figures --config *config`
     plans."""
     proc = _snakemake(ws, "-n", "-p", "figures", "--config", *config)
-    commands = [line for line in (proc.stdout + proc.stderr).splitlines()
-                if line.startswith("Shell command: tabbench figures")]
+    commands = planned_commands(proc.stdout + proc.stderr, "tabbench figures ")
     assert len(commands) == 1, commands
     return commands[0]
 

@@ -96,6 +96,14 @@ class Workspace:
         return proc
 
 
+def planned_commands(text: str, start: str = "tabbench ") -> list[str]:
+    """The shell commands a ``snakemake -n -p`` run printed (``text``) that begin with
+    ``start``, in plan order."""
+    prefix = "Shell command: "
+    return [line.removeprefix(prefix) for line in text.splitlines()
+            if line.startswith(prefix + start)]
+
+
 def run_planned_in_process(ws: Workspace, *args: str) -> list[list[str]]:
     """The `tabbench` jobs that ``snakemake -n -p *args`` plans, run here in this process, as
     their shell commands say (each job's output to its log), until Snakemake plans none: a
@@ -115,8 +123,7 @@ def run_planned_in_process(ws: Workspace, *args: str) -> list[list[str]]:
     while True:
         res = ws.snakemake("--cores", "1", "-n", "-p", *args)
         assert res.returncode == 0, output_of(res)[-3000:]
-        commands = [line.removeprefix("Shell command: ") for line in res.stdout.splitlines()
-                    if line.startswith("Shell command: tabbench ")]
+        commands = planned_commands(res.stdout)
         if not commands:
             return done
         for command in commands:

@@ -402,12 +402,12 @@ def bootstrap_median_interval(pairs: pd.DataFrame, level: float = BOOTSTRAP_LEVE
 
 
 @functools.lru_cache(maxsize=4096)
-def _interval(padded_bytes: bytes, shape: tuple[int, ...], sizes_: tuple[int, ...],
+def _interval(padded_bytes: bytes, shape: tuple[int, ...], group_sizes: tuple[int, ...],
               level: float, n_boot: int, seed: int, unit: str) -> tuple[float, float]:
     """The bootstrap itself, memoised: the claims ask again for intervals the summary has
     computed (the same rows give the same seeded interval)."""
     padded = np.frombuffer(padded_bytes, dtype=float).reshape(shape)
-    sizes = np.array(sizes_)
+    sizes = np.array(group_sizes)
     n, s_max = shape[0], shape[1]
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n, size=(n_boot, n))  # datasets of each draw
