@@ -144,9 +144,10 @@ def test_the_parameter_count_leaves_self_out_and_counts_the_rest():
 # --- function-local imports ---------------------------------------------------------------------
 
 #: the comment a function-local import carries, on its line or on the line above its run of
-#: imports: ``# lazy: <why>``, the why being an optional dependency (an extra, checked first, or
-#: a private API that may be absent) or a measured import cost that its module's other users
-#: need not pay. An import cycle is no reason: the cycle is what to fix.
+#: imports (isort's groups, a blank line apart, are one run): ``# lazy: <why>``, the why being an
+#: optional dependency (an extra, checked first, or a private API that may be absent) or a
+#: measured import cost that its module's other users need not pay. An import cycle is no
+#: reason: the cycle is what to fix.
 LAZY = re.compile(r"#\s*lazy:\s*(?P<why>\S.*)$")
 NOT_A_REASON = re.compile(r"\bcycle|\bcircular", re.IGNORECASE)
 
@@ -165,6 +166,14 @@ def _function_local_imports(
     return out
 
 
+def _above_blank_lines(lines: list[str], lineno: int) -> int:
+    """The number of the line above ``lineno`` that is not blank (0 if none)."""
+    above = lineno - 1
+    while above >= 1 and not lines[above - 1].strip():
+        above -= 1
+    return above
+
+
 def _unexplained_imports(source: str) -> list[tuple[int, str]]:
     """(line, text) of each function-local import without a ``# lazy: <why>`` comment on its
     first line or above the run of import statements it belongs to, or whose why names a
@@ -175,8 +184,8 @@ def _unexplained_imports(source: str) -> list[tuple[int, str]]:
     bad = []
     for node in imports:
         first = node
-        while first.lineno - 1 in ends:  # the run of imports this one closes
-            first = ends[first.lineno - 1]
+        while (before := _above_blank_lines(lines, first.lineno)) in ends:  # the run of imports
+            first = ends[before]                               # this one closes (groups too)
         above = lines[first.lineno - 2].strip() if first.lineno > 1 else ""
         said = LAZY.search(lines[node.lineno - 1]) or (
             LAZY.match(above) if above.startswith("#") else None)
@@ -206,6 +215,8 @@ def test_the_lazy_import_check_finds_what_it_is_for():
         "    import pandas\n"
         "    from pyarrow import parquet\n"
         "\n"
+        "    from tabbench import y\n"
+        "    x = 1\n"
         "    import yaml\n"
         "def c():\n"
         "    import tabbench.x  # lazy: avoids an import cycle\n"
@@ -218,5 +229,5 @@ def test_the_lazy_import_check_finds_what_it_is_for():
         "    fast = None\n"
     )
     assert _unexplained_imports(source) == [
-        (12, "import yaml"), (14, "import tabbench.x  # lazy: avoids an import cycle"),
-        (16, "from os import path")]
+        (14, "import yaml"), (16, "import tabbench.x  # lazy: avoids an import cycle"),
+        (18, "from os import path")]

@@ -33,6 +33,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import pytest
+
 import tabbench
 
 SRC = Path(tabbench.__file__).resolve().parent
@@ -104,6 +106,31 @@ def test_reading_the_registries_imports_no_numerical_kernel():
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
 
+
+
+#: what a `tabbench` job's start would pay for and the command itself may not need
+#: (docs/performance.md, "A job's start"): each command imports its own library functions
+HEAVY_FOR_A_START = ("scipy", "sklearn", "matplotlib", "torch", "xgboost", "lightgbm")
+
+
+@pytest.mark.parametrize("argv", [[], ["select", "--runs", "r.parquet", "--out", "o.parquet"],
+                                  ["data", "split", "--processed", "p", "--out", "o",
+                                   "--n-splits", "1"]])
+def test_a_job_start_imports_no_heavy_library(argv):
+    """Building every parser and parsing a job's arguments loads none of the big libraries:
+    a select or data job would pay ~1 s of imports it does not use, on every job."""
+    code = (
+        "import sys\n"
+        "from tabbench.cli import build_parser\n"
+        f"parser = build_parser()\n"
+        f"argv = {argv!r}\n"
+        "if argv: parser.parse_args(argv)\n"
+        f"print(sorted(m for m in {HEAVY_FOR_A_START!r} if m in sys.modules))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=SRC.parent)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
 
 # --- import graph -------------------------------------------------------------------------------
 

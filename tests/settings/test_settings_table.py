@@ -14,7 +14,7 @@ import yaml
 from tabbench.cli import build_parser
 from tabbench.data.filtering import FilterParams
 from tabbench.data.sources import SourceOptions
-from tabbench.report.redraw import FOLDER
+from tabbench.settings.folder import FOLDER
 from tabbench.settings.presets import default_value
 from tabbench.settings.reference import PAGE_PATH, SCHEMA_PATH, configuration_page
 from tabbench.settings.run_config import INVOCATION_KEYS as RUN_CONFIG_INVOCATION_KEYS

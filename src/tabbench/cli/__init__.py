@@ -65,27 +65,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MissingExtraError as err:
         print(f"tabbench: error: {err}", file=sys.stderr)
         return 1
-    # lazy: optional dependency, the pipeline extra (pandas among them) checked just above
-    from tabbench.core.io import UnreadableFileError
-    from tabbench.data.errors import DataError
-    from tabbench.settings.folder import FolderError
-    from tabbench.summary.view import ViewError
-
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:  # Ctrl-C outside what a command handles itself (e.g. imports)
         print(f"tabbench {args.command}: interrupted", file=sys.stderr)
         return 130
-    except UnreadableFileError as err:  # a damaged input: which file, and how to rebuild it
+    except Exception as err:
+        code = one_line_exit_code(err)
+        if code is None:
+            raise
         print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
+        return code
+
+
+def one_line_exit_code(err: Exception) -> int | None:
+    """The exit code of an error said in one line without a traceback, None for any other.
+
+    The error classes are imported here, on the error path only: at the start their modules
+    (the summary's view imports scipy) would add to every job's start (docs/performance.md)."""
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.core.io import UnreadableFileError
+    from tabbench.data.errors import DataError
+    from tabbench.settings.folder import FolderError
+    from tabbench.summary.view import ViewError
+
+    if isinstance(err, UnreadableFileError):  # a damaged input: which file, how to rebuild it
         return 1
-    except ViewError as err:  # a figures/comparisons setting naming an unknown method
-        print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
+    if isinstance(err, ViewError):  # a figures/comparisons setting naming an unknown method
         return 2
-    except FolderError as err:  # a results folder's settings unreadable, or needed and missing
-        print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
+    if isinstance(err, FolderError):  # a results folder's settings unreadable, or missing
         return 2
-    except DataError as err:  # a dataset that cannot be used as asked (e.g. split a dropped one)
-        print(f"tabbench {args.command}: error: {err}", file=sys.stderr)
+    if isinstance(err, DataError):  # a dataset that cannot be used as asked (split a dropped one)
         return 2
+    return None

@@ -16,7 +16,7 @@ from typing import Any
 from tabbench.core.nulls import is_null
 from tabbench.settings.table import default
 from tabbench.summary.patience_words import PatienceWordsError, parse_patience
-from tabbench.summary.select import EPOCH_TIES
+from tabbench.summary.stopping_rules import EPOCH_TIES
 
 
 def boolean(text: str) -> bool:

@@ -15,20 +15,22 @@ from tabbench.cli.train import (
     given_trainer_options,
     hardware_from,
 )
-from tabbench.core.extras import require_extra
-from tabbench.core.gpu import GpuUnavailableError
-from tabbench.core.io import reading
-from tabbench.diagnostics.replay import ReplayMismatchError, ReplaySpec, run_replay_job
-from tabbench.diagnostics.tables import diagnose, read_diagnostics
 from tabbench.settings.table import default
-from tabbench.study.specs import JobFiles
 
-require_extra("pipeline", __name__)
-
-import pyarrow.parquet as pq  # noqa: E402  (after the check)
+# The commands' library functions are imported in each command: they load scipy, scikit-learn
+# and matplotlib, which every job's start would pay otherwise, since the CLI builds all its
+# parsers (docs/performance.md, "A job's start").
 
 
 def _replay(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    import pyarrow.parquet as pq
+
+    from tabbench.core.gpu import GpuUnavailableError
+    from tabbench.core.io import reading
+    from tabbench.diagnostics.replay import ReplayMismatchError, ReplaySpec, run_replay_job
+    from tabbench.study.specs import JobFiles
+
     with reading(args.runs):
         models = pq.read_table(args.runs, columns=["model"]).column("model").unique().to_pylist()
     options = given_trainer_options(args, str(models[0]), "tabbench replay") if models else {}
@@ -45,13 +47,17 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.diagnostics.tables import diagnose
+
     frames = diagnose(args.results, args.out, args.pairs, args.n_splits, args.jobs)
     print(json.dumps(frames["meta"]))
     return 0
 
 
 def _figures(args: argparse.Namespace) -> int:
-    # lazy: matplotlib, ~1 s that every other `tabbench` call would pay (all parsers are built)
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.diagnostics.tables import read_diagnostics
     from tabbench.plots.diagnostics import make_diagnostic_figures
 
     make_diagnostic_figures(read_diagnostics(args.tables), args.out)

@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 from tabbench.cli.args import add_data_folder, add_jobs, add_results, positive_int
-from tabbench.study.restop import restop_folder
-from tabbench.study.retry import RetryError, reopen_failed
 
 
 def _restop(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.study.restop import restop_folder
+
     if not Path(args.results, "runs").is_dir():
         print(f"tabbench restop: error: {args.results}/runs does not exist (not a results "
               "folder, or nothing trained yet)", file=sys.stderr)
@@ -24,6 +25,9 @@ def _restop(args: argparse.Namespace) -> int:
 
 
 def _retry_failed(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.study.retry import RetryError, reopen_failed
+
     try:
         jobs = reopen_failed(args.results, progress=sys.stdout)
     except RetryError as err:

@@ -21,28 +21,18 @@ from tabbench.cli.args import (
     non_negative_int,
     results_folder,
 )
-from tabbench.core.io import write_text_atomic
-from tabbench.plots import make_figures
-from tabbench.report.page_tables import PageInputs, names_in, page_inputs, regenerate_page
-from tabbench.report.publish import PublishError, is_published, publish
-from tabbench.report.publish_merge import Take, merge_published
-from tabbench.report.redraw import (
-    FOLDER,
-    Redraw,
-    collect_selected,
-    regenerate,
-    summary_frames,
-)
+from tabbench.settings.folder import FOLDER
 from tabbench.settings.presets import default_value
 from tabbench.settings.table import SETTINGS
-from tabbench.summary.aggregate import aggregate, read_summary
-from tabbench.summary.claims import reproduction_table
-from tabbench.summary.rule_summary import answer_markdown, rules_answer
-from tabbench.summary.select import write_selected
-from tabbench.summary.view import view_from_config
 
+# The commands' library functions are imported in each command: they load scipy, scikit-learn
+# and matplotlib, which every job's start would pay otherwise, since the CLI builds all its
+# parsers (docs/performance.md, "A job's start").
 
 def _select(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.summary.select import write_selected
+
     df = write_selected(args.runs, args.out, args.epoch_ties, args.patience)
     print(f"selected {len(df)} rows from {len(args.runs)} record files -> {args.out}")
     return 0
@@ -58,6 +48,10 @@ def _view_settings(args: argparse.Namespace) -> dict:
 
 
 def _aggregate(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.summary.aggregate import aggregate
+    from tabbench.summary.view import view_from_config
+
     frames = aggregate(args.selected, args.out, args.runs_dir, args.large_rows, args.rope,
                        view_from_config(_view_settings(args)))
     print(json.dumps(frames["meta"]))
@@ -65,6 +59,11 @@ def _aggregate(args: argparse.Namespace) -> int:
 
 
 def _figures(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.plots import make_figures
+    from tabbench.report.redraw import Redraw, regenerate
+    from tabbench.summary.aggregate import read_summary
+
     if args.summary is not None:
         make_figures(read_summary(args.summary), args.out)
         print(f"figures from {args.summary} -> {args.out}")
@@ -78,6 +77,10 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def _stopping_rules(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.report.redraw import collect_selected, summary_frames
+    from tabbench.summary.rule_summary import answer_markdown, rules_answer
+
     selected, _ = collect_selected(args.results, args.jobs, patience=args.patience)
     frames, large_rows = summary_frames(args.results, selected)
     answer = rules_answer(frames["claims"], frames["rules"])
@@ -86,6 +89,10 @@ def _stopping_rules(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.report.publish import PublishError, is_published, publish
+    from tabbench.report.publish_merge import Take, merge_published
+
     max_bytes = int(args.max_mb * 2**20)
     try:
         if args.onto is None:
@@ -166,6 +173,11 @@ def _add_patience_option(p: argparse.ArgumentParser) -> None:
 
 
 def _claims_table(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.core.io import write_text_atomic
+    from tabbench.report.page_tables import PageInputs, names_in, page_inputs, regenerate_page
+    from tabbench.summary.claims import reproduction_table
+
     inputs = page_inputs(args.results, args.jobs)
     if args.page is None:
         print(reproduction_table(inputs.frames["claims"]))

@@ -7,10 +7,12 @@ import argparse
 import sys
 
 from tabbench.cli.args import add_data_folder, add_results
-from tabbench.study.status import StatusError, render, study_status
 
 
 def _status(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.study.status import StatusError, render, study_status
+
     try:
         status = study_status(args.results, args.data, args.workers)
     except StatusError as err:

@@ -15,10 +15,8 @@ from tabbench.models.base import TrainContext
 from tabbench.models.registry import TrainerOption, get_models
 from tabbench.models.stacked.plan import parse_members
 from tabbench.settings.table import default
-from tabbench.study.parts import finished_configs
 from tabbench.study.signals import TrainInterrupted, stop_on_signals
 from tabbench.study.specs import GpuClaim, Hardware, JobFiles, Keeping, TrainTarget
-from tabbench.study.train_job import run_train_job
 
 
 def _epochs_item(text: str) -> tuple[str, int]:
@@ -184,6 +182,9 @@ def hardware_from(args: argparse.Namespace) -> Hardware:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.study.train_job import run_train_job
+
     options = given_trainer_options(args, args.model, "tabbench train")
     if options is None:
         return 2
@@ -206,6 +207,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _stopped_message(stop, args: argparse.Namespace) -> str:
     """What was kept and how to go on, for the job's log (no traceback: nothing went wrong)."""
+    # lazy: measured import cost (every job's start, docs/performance.md)
+    from tabbench.study.parts import finished_configs
+
     done = finished_configs(args.out)
     todo = [c for c in range(args.n_configs + 1) if c not in done]
     if not todo:

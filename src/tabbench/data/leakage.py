@@ -39,7 +39,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.tree import DecisionTreeClassifier
 
 #: held-out accuracy from which one column counts as predicting the label almost perfectly
 MIN_ACCURACY = 0.995
@@ -90,6 +89,9 @@ class LeakageResult:
 
 
 def _threshold_accuracy(x: np.ndarray, y: np.ndarray, fit: np.ndarray, n_classes: int) -> float:
+    # lazy: scikit-learn, ~0.8 s that the data jobs not filtering would pay (docs/performance.md)
+    from sklearn.tree import DecisionTreeClassifier
+
     tree = DecisionTreeClassifier(max_leaf_nodes=max(2, n_classes), random_state=0)
     tree.fit(x[fit].reshape(-1, 1), y[fit])
     return float(np.mean(tree.predict(x[~fit].reshape(-1, 1)) == y[~fit]))

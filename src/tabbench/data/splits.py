@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import train_test_split
 
 from tabbench.data.dataset import ROLES
 from tabbench.data.errors import DataError
@@ -55,6 +54,9 @@ def one_split(y: np.ndarray, seed: int, stratify: bool = False) -> dict[str, np.
             "val": perm[n_test : n_test + n_val],
             "train": perm[n_test + n_val :],
         }
+    # lazy: scikit-learn, ~0.8 s that the data jobs not splitting would pay (docs/performance.md)
+    from sklearn.model_selection import train_test_split
+
     idx = np.arange(n)
     try:
         rest, test = train_test_split(idx, test_size=n_test, stratify=y, random_state=seed)

@@ -41,7 +41,7 @@ from tabbench.diagnostics.tables import diagnose, read_diagnostics, write_diagno
 from tabbench.plots import make_figures
 from tabbench.report.publish import is_published, read_manifest
 from tabbench.report.study_description import write_description
-from tabbench.settings.folder import ResultsFolder
+from tabbench.settings.folder import FOLDER, ResultsFolder
 from tabbench.settings.presets import default_value, scale_note
 from tabbench.summary.aggregate import (
     SUMMARY_FILES,
@@ -54,18 +54,6 @@ from tabbench.summary.comparisons import ROPE_PERCENT
 from tabbench.summary.select import SELECTED_COLUMNS, lacks_columns, select_files
 from tabbench.summary.stopping_rules import rule_choices, selected_choices, with_rule_columns
 from tabbench.summary.view import view_from_config
-
-
-class _FolderSetting:
-    """The default of a setting argument: the results folder's own value (run_config.yaml),
-    where None is a value of its own (e.g. ``patience``: each model's defaults)."""
-
-    def __repr__(self) -> str:
-        return "FOLDER"
-
-
-#: "use the folder's setting" (:func:`collect_selected`, :func:`regenerate`)
-FOLDER = _FolderSetting()
 
 
 def discover(results: str | Path) -> list[CachedResult]:

@@ -73,6 +73,19 @@ RECORD_KEYS = ("results_dir", DATA_FOLDER_KEY)
 _WRITTEN = re.compile(r"^# Written (?P<when>\S+) by tabbench (?P<version>\S+?)\.?$", re.M)
 
 
+class _FolderSetting:
+    """The default of a setting argument: the results folder's own value (run_config.yaml),
+    where None is a value of its own (e.g. ``patience``: each model's defaults)."""
+
+    def __repr__(self) -> str:
+        return "FOLDER"
+
+
+#: "use the folder's setting" (:func:`tabbench.report.redraw.collect_selected`,
+#: :func:`tabbench.report.redraw.regenerate`, the CLI's ``--patience`` default)
+FOLDER = _FolderSetting()
+
+
 class FolderError(ValueError):
     """A results folder's settings cannot be read, or are needed and missing; ``str()`` is
     the whole message, one line naming the file (a command prefixes its own name)."""
