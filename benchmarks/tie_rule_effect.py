@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tabbench.report.redraw import discover
+from tabbench.report.drawing_state import discover
 from tabbench.settings.presets import default_value
 from tabbench.summary.select import EPOCH_TIES, read_records, select_table
 

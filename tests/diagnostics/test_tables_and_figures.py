@@ -195,7 +195,8 @@ def test_the_regenerate_job_reads_and_uses_the_replays_a_folder_holds(tmp_path):
     """What the workflow's regenerate job does with a folder where one pair has its replay
     files: they are among the job's inputs (so Snakemake redraws when one changes), and the
     diagnostics drawn from the folder use them and count the other splits as missing."""
-    from tabbench.report.redraw import regenerate_diagnostics, regenerate_inputs
+    from tabbench.report.drawing_state import regenerate_inputs
+    from tabbench.report.redraw import regenerate_diagnostics
 
     root = tmp_path / "results"
     write_synthetic_results(root, DATASETS, MODELS, N_SPLITS, n_configs=2,

@@ -132,6 +132,24 @@ def test_a_job_start_imports_no_heavy_library(argv):
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
 
+
+def test_the_workflow_parse_imports_no_heavy_library():
+    """The library imports of the Snakefile and its rules load none of the big libraries:
+    every `snakemake` call (a dry run included) parses them, and scipy with scikit-learn
+    cost about as much as the rest of the parse."""
+    repo = SRC.parent.parent
+    files = [repo / "Snakefile", *sorted(repo.glob("workflow/rules/*.smk"))]
+    lines = [line.strip() for path in files
+             for line in path.read_text().splitlines()
+             if re.match(r"(from|import) tabbench\b", line.strip())]
+    assert len(lines) > 5, "the workflow's imports were not found"
+    code = "import sys\n" + "\n".join(lines) + (
+        f"\nprint(sorted(m for m in {HEAVY_FOR_A_START!r} if m in sys.modules))\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=repo)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+
 # --- import graph -------------------------------------------------------------------------------
 
 def _module_names() -> dict[str, Path]:

@@ -1,5 +1,5 @@
 """What a target under a results folder may name (tabbench.study.targets), and what the end of a
-run says about the folder's drawings (tabbench.report.redraw.stale_drawing).
+run says about the folder's drawings (tabbench.report.drawing_state.stale_drawing).
 
 - a model or dataset the study does not declare is refused in one line that says where to add
   it on purpose; a name that is no known one is a typo, and the close name is given;
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tabbench.core.suggest import close_names, did_you_mean
-from tabbench.report.redraw import nothing_to_draw, redraw_command, stale_drawing
+from tabbench.report.drawing_state import nothing_to_draw, redraw_command, stale_drawing
 from tabbench.study.targets import (
     DATASET,
     MODEL,

@@ -2,7 +2,7 @@
 # train_helpers.smk: the replay rebuilds the train job's trainer). Replay files are *planned*
 # (missing ones retrained) only when this invocation asks for `replay` or `diagnostics`; then
 # the regenerate job waits for them. Under any other target the regenerate job uses the replay
-# files present as they are (tabbench.report.redraw.regenerate_inputs) and no replay is
+# files present as they are (tabbench.report.drawing_state.regenerate_inputs) and no replay is
 # scheduled.
 from snakemake.exceptions import IncompleteCheckpointException
 

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
 
 from tabbench.metrics import TemperatureScaling, laplace_smooth, log_softmax, logloss
 from tabbench.metrics.losses import brier_proba, ece_proba, logloss_proba, smece_proba
@@ -79,6 +78,9 @@ class IsotonicCalibrator:
         self.smoothing = smoothing
 
     def fit(self, logits: np.ndarray, y: np.ndarray) -> IsotonicCalibrator:
+        # lazy: scikit-learn, ~0.8 s that the workflow's parse would pay (it plans diagnostics)
+        from sklearn.isotonic import IsotonicRegression
+
         p = _softmax64(logits)
         y = np.asarray(y)
         self.n_fit_, self.n_classes_ = p.shape

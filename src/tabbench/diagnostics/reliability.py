@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import beta
 
 from tabbench.metrics.losses import ECE_BINS
 
@@ -58,6 +57,9 @@ def clopper_pearson(k: np.ndarray, n: np.ndarray, level: float = BAND_LEVEL
     """Clopper–Pearson interval of a binomial proportion k/n at ``level`` (exact coverage ≥
     ``level`` for integer k, n): the Beta quantiles B(α/2; k, n−k+1) and B(1−α/2; k+1, n−k),
     0 at k = 0 and 1 at k = n. Non-integer (effective) k, n are accepted; n = 0 gives NaN."""
+    # lazy: scipy.stats, ~0.4 s that the workflow's parse and the CLI's start would pay
+    from scipy.stats import beta
+
     k, n = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
     a = (1.0 - level) / 2
     with np.errstate(invalid="ignore", divide="ignore"):

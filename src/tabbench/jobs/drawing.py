@@ -27,7 +27,7 @@ from tabbench.diagnostics.paths import (
 from tabbench.jobs.refusal import Refused
 from tabbench.jobs.triggers import classified
 from tabbench.plots import FIGURE_STEMS
-from tabbench.report.redraw import nothing_to_draw, regenerate_inputs, stale_drawing
+from tabbench.report.drawing_state import nothing_to_draw, regenerate_inputs, stale_drawing
 from tabbench.report.study_description import (
     CLAIMS_CATEGORY,
     DESCRIPTION_FILE,
@@ -146,7 +146,7 @@ class DrawingJobs:
         ``as_is`` marks a file to be used as it is (no job is looked for that makes it).
 
         * Drawn from the cache (``figures``, ``report``, their files): the files the folder
-          holds for its complete results (:func:`~tabbench.report.redraw.
+          holds for its complete results (:func:`~tabbench.report.drawing_state.
           regenerate_inputs`), used as they are: no data, training or selection job can be
           planned whatever preceded, and the job reruns when one of them changed or the set
           did. Runs or selected files asked for beside them are plain inputs, made first. A

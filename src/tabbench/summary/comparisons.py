@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import mannwhitneyu, wilcoxon
 
 from tabbench.models.runs_schema import column_on_test
 from tabbench.settings.table import default
@@ -184,6 +183,9 @@ def wilcoxon_p(rel: np.ndarray) -> float:
     """Two-sided Wilcoxon signed-rank p of the relative differences against 0 (zeros dropped,
     scipy's default): the paper's test. On relative rather than raw differences, so that
     datasets with large losses do not dominate the ranks. NaN when no difference is non-zero."""
+    # lazy: scipy.stats, ~0.4 s that the workflow's parse and the CLI's start would pay
+    from scipy.stats import wilcoxon
+
     rel = np.asarray(rel, dtype=float)
     nz = rel[rel != 0]
     return float(wilcoxon(nz).pvalue) if len(nz) else float("nan")
@@ -192,6 +194,9 @@ def wilcoxon_p(rel: np.ndarray) -> float:
 def mannwhitney_less_p(a: np.ndarray, b: np.ndarray) -> float:
     """One-sided Mann–Whitney p that the values of ``a`` tend to be lower than those of ``b``
     (two independent groups of datasets, e.g. large and small ones)."""
+    # lazy: scipy.stats, ~0.4 s that the workflow's parse and the CLI's start would pay
+    from scipy.stats import mannwhitneyu
+
     if len(a) == 0 or len(b) == 0:
         return float("nan")
     return float(mannwhitneyu(a, b, alternative="less").pvalue)

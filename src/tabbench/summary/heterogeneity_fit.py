@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from tabbench.models.registry import order_models
 from tabbench.summary.comparisons import BAYES_SEED, BOOTSTRAP_LEVEL, BOOTSTRAP_SAMPLES
@@ -30,6 +29,9 @@ def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman's correlation of each row of ``x`` with the same row of ``y`` (2-D, NaN =
     absent: left out of both), average ranks for ties; NaN where a row has fewer than 3 pairs
     or no spread."""
+    # lazy: scipy.stats, ~0.4 s that the workflow's parse and the CLI's start would pay
+    from scipy.stats import rankdata
+
     x, y = np.atleast_2d(np.asarray(x, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = np.where(ok, x, np.nan), np.where(ok, y, np.nan)
