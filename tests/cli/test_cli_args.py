@@ -118,3 +118,30 @@ def test_every_jobs_argument_refuses_what_is_no_number_of_workers() -> None:
               if "--jobs" in a.option_strings}
     assert {"figures", "stopping-rules", "claims-table", "diagnose", "restop"} <= set(taking)
     assert all(a.type is positive_int and a.metavar == "N" for a in taking.values())
+
+
+def test_only_the_known_errors_end_in_one_line(monkeypatch, capsys) -> None:
+    """A damaged file, a folder's settings, a dataset or a figures setting end a command in one
+    line with its exit code; any other error keeps its traceback (a bug must show where)."""
+    from tabbench import cli
+    from tabbench.core.io import UnreadableFileError
+    from tabbench.data.errors import DataError
+    from tabbench.settings.folder import FolderError
+    from tabbench.summary.view import ViewError
+
+    assert cli.one_line_exit_code(UnreadableFileError("f.parquet", "truncated")) == 1
+    assert [cli.one_line_exit_code(e) for e in (FolderError("x"), DataError("x"),
+                                                ViewError("x"))] == [2, 2, 2]
+    assert cli.one_line_exit_code(RuntimeError("x")) is None
+
+    def build(error: Exception) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog="tabbench")
+        parser.set_defaults(command="probe", func=lambda args: (_ for _ in ()).throw(error))
+        return parser
+
+    monkeypatch.setattr(cli, "build_parser", lambda: build(FolderError("no settings here")))
+    assert main([]) == 2
+    assert capsys.readouterr().err == "tabbench probe: error: no settings here\n"
+    monkeypatch.setattr(cli, "build_parser", lambda: build(RuntimeError("a bug")))
+    with pytest.raises(RuntimeError, match="a bug"):
+        main([])

@@ -13,6 +13,7 @@ import pytest
 from fixtures.replay_fixtures import write_fake_replay
 from fixtures.synthetic import SyntheticDataset, write_synthetic_results
 
+from tabbench.cli import main
 from tabbench.core.layout import ResultsLayout, replay_sidecar
 from tabbench.diagnostics.collect import discover_tasks
 from tabbench.diagnostics.paths import DIAGNOSTIC_FIGURE_STEMS
@@ -182,11 +183,17 @@ def test_calibrator_boxes_exclude_the_reference(drawn):
 
 
 def test_an_empty_results_folder_renders_every_figure(tmp_path):
+    """Through the two commands the workflow's diagnostics rules call."""
     (tmp_path / "results" / "runs").mkdir(parents=True)
-    diagnose(tmp_path / "results", tmp_path / "diag", jobs=1)
+    assert main(["diagnose", "--results", str(tmp_path / "results"), "--out",
+                 str(tmp_path / "diag"), "--jobs", "1"]) == 0
+    assert main(["diagnostics-figures", "--tables", str(tmp_path / "diag"), "--out",
+                 str(tmp_path / "figs")]) == 0
     tables = read_diagnostics(tmp_path / "diag")
-    figs = make_diagnostic_figures(tables, tmp_path / "figs")
+    figs = make_diagnostic_figures(tables, tmp_path / "figs2")
     assert tuple(figs) == DIAGNOSTIC_FIGURE_STEMS
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == sorted(
+        p.name for p in (tmp_path / "figs2").iterdir())
     assert tables["meta"]["replay"] == {"used": 0, "stale": 0, "missing": 0}
     assert isinstance(tables["selection"], pd.DataFrame)
 

@@ -83,6 +83,11 @@ def _actions() -> list[argparse.Action]:
     return out
 
 
+def test_the_folders_own_setting_reads_as_such():
+    """A help text or a message that shows the default "the folder's own" names it."""
+    assert repr(FOLDER) == "FOLDER"
+
+
 def test_a_cli_flag_that_takes_a_setting_defaults_to_the_tables_value():
     """Where a flag has a default of its own (not required, not "the caller decides" or "the
     results folder's own": None, FOLDER), it is the setting's: the table's default; for a
