@@ -24,12 +24,12 @@ def discover(results: str | Path) -> list[CachedResult]:
 
 
 def regenerate_inputs(results: str | Path) -> list[Path]:
-    """Every file :func:`regenerate` reads from ``results``: per complete (model, dataset)
-    (:func:`discover`) its selected file and runs files, and the replay files (with their
-    sidecars) present for those runs. The workflow's regenerate job declares them as its
-    inputs, so that Snakemake redraws when one of them changed or the set changed, and only
-    then. (``run_config.yaml`` is not among them: the settings the figures depend on reach the
-    job as its params.)"""
+    """Every file :func:`tabbench.report.redraw.regenerate` reads from ``results``: per
+    complete (model, dataset) (:func:`discover`) its selected file and runs files, and the
+    replay files (with their sidecars) present for those runs. The workflow's regenerate job
+    declares them as its inputs, so that Snakemake redraws when one of them changed or the set
+    changed, and only then. (``run_config.yaml`` is not among them: the settings the figures
+    depend on reach the job as its params.)"""
     layout = ResultsLayout(results)
     out: list[Path] = []
     for r in discover(results):
