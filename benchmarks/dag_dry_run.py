@@ -19,6 +19,7 @@ prints the wall time and the planned jobs per rule, e.g.:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -62,6 +63,11 @@ def write_after_checkpoint(root: Path, n_kept: int = 196, splits: bool = True) -
     _touch_all(
         [data / "processed" / f"{n}.{e}" for n in names for e in ("parquet", "json")], t0 + 1
     )
+    for n in names:  # the filter's reports: what a split or train request is checked against
+        report = data / "processed" / f"{n}.json"
+        dropped = {"kept": False, "status": "dropped", "reason": "a stand-in filter reason"}
+        report.write_text(json.dumps({"kept": True, "status": "kept"} if n in kept else dropped))
+        os.utime(report, (t0 + 1, t0 + 1))
     _touch_all([data / f for f in ("kept.txt", "datasets.csv", "unavailable.csv")], t0 + 2)
     (data / "kept.txt").write_text("".join(f"{n}\n" for n in kept))
     os.utime(data / "kept.txt", (t0 + 2, t0 + 2))
