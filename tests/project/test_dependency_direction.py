@@ -73,39 +73,36 @@ def test_no_module_imports_a_private_name_of_another():
     assert bad == []
 
 
+def _loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has loaded after running ``code`` (in the
+    checkout's ``src``, so that its code is what is imported)."""
+    probe = f"\nimport sys\nprint(sorted(m for m in {modules!r} if m in sys.modules))\n"
+    res = subprocess.run([sys.executable, "-c", code + probe], capture_output=True, text=True,
+                         cwd=SRC.parent)
+    assert res.returncode == 0, res.stderr
+    return ast.literal_eval(res.stdout.splitlines()[-1])
+
+
 def test_registries_and_xgboost_do_not_import_torch():
     code = (
-        "import sys\n"
         "from tabbench.metrics.registry import get_stopping_metrics\n"
         "from tabbench.models.registry import get_models, get_trainer\n"
         "from tabbench.search import sample_config\n"
         "from tabbench.cli import build_parser\n"
         "get_stopping_metrics(); get_models(); build_parser()\n"
         "sample_config('xgboost', 1, seed=0, dataset='d', split=0)\n"
-        "get_trainer('xgboost')\n"
-        "print(sorted(m for m in ('torch', 'xgboost', 'sklearn') if m in sys.modules))\n"
+        "get_trainer('xgboost')"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=SRC.parent)
-    assert res.returncode == 0, res.stderr
-    loaded = res.stdout.split("\n")[-2]
-    assert "torch" not in loaded, loaded
+    assert "torch" not in _loaded_after(code, ("torch", "xgboost", "sklearn"))
 
 
 def test_reading_the_registries_imports_no_numerical_kernel():
     code = (
-        "import sys\n"
         "from tabbench.metrics.registry import get_stopping_metrics\n"
         "from tabbench.models.registry import get_models\n"
-        "get_stopping_metrics(); get_models()\n"
-        "print(sorted(m for m in ('torch', 'xgboost', 'sklearn', 'tabbench.metrics.batched')"
-        " if m in sys.modules))\n"
+        "get_stopping_metrics(); get_models()"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=SRC.parent)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "[]"
-
+    assert _loaded_after(code, ("torch", "xgboost", "sklearn", "tabbench.metrics.batched")) == []
 
 
 #: what a `tabbench` job's start would pay for and the command itself may not need
@@ -119,18 +116,9 @@ HEAVY_FOR_A_START = ("scipy", "sklearn", "matplotlib", "torch", "xgboost", "ligh
 def test_a_job_start_imports_no_heavy_library(argv):
     """Building every parser and parsing a job's arguments loads none of the big libraries:
     a select or data job would pay ~1 s of imports it does not use, on every job."""
-    code = (
-        "import sys\n"
-        "from tabbench.cli import build_parser\n"
-        f"parser = build_parser()\n"
-        f"argv = {argv!r}\n"
-        "if argv: parser.parse_args(argv)\n"
-        f"print(sorted(m for m in {HEAVY_FOR_A_START!r} if m in sys.modules))\n"
-    )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=SRC.parent)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "[]"
+    code = ("from tabbench.cli import build_parser\n"
+            f"parser = build_parser()\nif {argv!r}: parser.parse_args({argv!r})")
+    assert _loaded_after(code, HEAVY_FOR_A_START) == []
 
 
 def test_the_workflow_parse_imports_no_heavy_library():
@@ -143,12 +131,8 @@ def test_the_workflow_parse_imports_no_heavy_library():
              for line in path.read_text().splitlines()
              if re.match(r"(from|import) tabbench\b", line.strip())]
     assert len(lines) > 5, "the workflow's imports were not found"
-    code = "import sys\n" + "\n".join(lines) + (
-        f"\nprint(sorted(m for m in {HEAVY_FOR_A_START!r} if m in sys.modules))\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=repo)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "[]"
+    assert _loaded_after("\n".join(lines), HEAVY_FOR_A_START) == []
+
 
 # --- import graph -------------------------------------------------------------------------------
 
