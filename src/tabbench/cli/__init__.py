@@ -92,10 +92,8 @@ def one_line_exit_code(err: Exception) -> int | None:
 
     if isinstance(err, UnreadableFileError):  # a damaged input: which file, how to rebuild it
         return 1
-    if isinstance(err, ViewError):  # a figures/comparisons setting naming an unknown method
-        return 2
-    if isinstance(err, FolderError):  # a results folder's settings unreadable, or missing
-        return 2
-    if isinstance(err, DataError):  # a dataset that cannot be used as asked (split a dropped one)
+    # a figures setting naming an unknown method, a folder's settings unreadable or missing, a
+    # dataset that cannot be used as asked (e.g. split a dropped one)
+    if isinstance(err, ViewError | FolderError | DataError):
         return 2
     return None
