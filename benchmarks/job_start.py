@@ -21,20 +21,28 @@ median of interleaved repeats, and start/floor, eager/start.
 from __future__ import annotations
 
 import argparse
+import ast
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-#: the library modules the command functions import (tabbench.cli.*: each command's own)
-COMMAND_LIBRARIES = (
-    "tabbench.data.pipeline", "tabbench.data.sources.reachability", "tabbench.summary.select",
-    "tabbench.summary.aggregate", "tabbench.summary.view", "tabbench.summary.claims",
-    "tabbench.summary.rule_summary", "tabbench.plots", "tabbench.report.redraw",
-    "tabbench.report.page_tables", "tabbench.report.publish", "tabbench.report.publish_merge",
-    "tabbench.diagnostics.replay", "tabbench.diagnostics.tables", "tabbench.study.train_job",
-    "tabbench.study.status", "tabbench.study.restop", "tabbench.study.retry",
-)
+CLI = Path(__file__).resolve().parents[1] / "src" / "tabbench" / "cli"
+
+
+def command_libraries() -> list[str]:
+    """The tabbench modules the CLI's command functions import when they run (their
+    function-local imports), read from its source."""
+    found = set()
+    for path in CLI.glob("*.py"):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if isinstance(fn, ast.FunctionDef):
+                found |= {node.module for node in ast.walk(fn)
+                          if isinstance(node, ast.ImportFrom) and node.module
+                          and node.module.startswith("tabbench.")}
+    return sorted(found)
+
 
 #: job kind -> the arguments of one such job (paths need not exist: only parsing runs)
 JOBS = {
@@ -50,7 +58,7 @@ JOBS = {
 def _code(argv: list[str] | None, eager: bool) -> str:
     if argv is None:
         return "import pandas"
-    first = "".join(f"import {m}\n" for m in COMMAND_LIBRARIES) if eager else ""
+    first = "".join(f"import {m}\n" for m in command_libraries()) if eager else ""
     return first + f"from tabbench.cli import build_parser\nbuild_parser().parse_args({argv!r})"
 
 
